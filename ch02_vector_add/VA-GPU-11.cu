@@ -1,0 +1,114 @@
+// VA-GPU-11.cu -- vector addition on one block of one thread (chapter 2, step 1 of 3).
+//
+// c[i] = a[i] + b[i], computed by a single GPU thread that walks the whole
+// vector. It is correct and it is as slow as a GPU gets: one of the thousands
+// of cores works, and every load waits for the one before. The point is the
+// shape of every CUDA program: allocate on the device, copy in, launch, copy out.
+//
+// Standalone build, from this folder:
+//   nvcc -std=c++17 -O2 -o VA-GPU-11 VA-GPU-11.cu
+// Run:
+//   ./VA-GPU-11            (./VA-GPU-11 --help lists the options)
+
+#include <cstdio>
+#include "../common/args.h"
+#include "../common/device_info.h"
+#include "../common/handle_error.h"
+#include "../common/report.h"
+#include "../common/timer.h"
+
+// 64-bit integers: the document's `int` overflows once i*i passes 2^31 - 1.
+typedef long long elem_t;
+
+__global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
+    long long i = 0;
+    while (i < n) {
+        c[i] = a[i] + b[i];
+        i += 1;  // one thread in one block: it does every element itself
+    }
+}
+
+// The launch shared by main() below and by tests/ch02_vector_add.
+void vector_add_11(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n) {
+    add<<<1, 1>>>(dev_a, dev_b, dev_c, n);
+    CHECK_LAUNCH();
+}
+
+#ifndef CUDA_EXAMPLES_NO_MAIN
+const char* USAGE =
+    "usage: VA-GPU-11 [--n N] [--repeats R] [--json]\n"
+    "  --n N          elements per vector (default 2^20; at most 3000000000)\n"
+    "  --repeats R    timed kernel launches after a warm-up (default 5)\n"
+    "  --json         also print one JSON record per measurement\n";
+
+int main(int argc, char** argv) {
+    Args args(argc, argv, "VA-GPU-11", USAGE);
+    long long n = args.integer("--n", 1LL << 20, 1, 3000000000LL);
+    int repeats = (int)args.integer("--repeats", 5, 1, 100000);
+    bool json = args.flag("--json");
+    args.done();
+    size_t bytes = checked_bytes(args, n, sizeof(elem_t), 1);
+
+    DeviceInfo dev = require_device("VA-GPU-11");
+    check_fits_on_device(args, 3 * bytes);
+    print_device(dev);
+    std::printf("VA-GPU-11: N = %lld, 1 block x 1 thread\n", n);
+
+    // Host data as in the document: a[i] = -i, b[i] = i*i.
+    elem_t* a = (elem_t*)host_alloc(args, bytes);
+    elem_t* b = (elem_t*)host_alloc(args, bytes);
+    elem_t* c = (elem_t*)host_alloc(args, bytes);
+    for (long long i = 0; i < n; i++) {
+        a[i] = -i;
+        b[i] = i * i;
+    }
+
+    // End to end, as the document timed it: allocate, copy in, add, copy out.
+    HostTimer end_to_end;
+    elem_t *dev_a, *dev_b, *dev_c;
+    HANDLE_ERROR(cudaMalloc((void**)&dev_a, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_b, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_c, bytes));
+    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, bytes));  // poison: every element reads -1
+    HANDLE_ERROR(cudaMemcpy(dev_a, a, bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dev_b, b, bytes, cudaMemcpyHostToDevice));
+    vector_add_11(dev_a, dev_b, dev_c, n);
+    HANDLE_ERROR(cudaMemcpy(c, dev_c, bytes, cudaMemcpyDeviceToHost));
+    double end_to_end_ms = end_to_end.stop_ms();
+
+    // Check every element on the CPU; -1 (the poison) is never a right answer.
+    long long wrong = 0, first_wrong = -1;
+    for (long long i = 0; i < n; i++) {
+        if (c[i] != a[i] + b[i]) {
+            if (wrong++ == 0) first_wrong = i;
+        }
+    }
+
+    // Kernel only: the same launch repeated, each timed with events.
+    TimingStats kernel = time_gpu([&] { vector_add_11(dev_a, dev_b, dev_c, n); }, repeats, 1);
+    double kernel_gbs = 3.0 * bytes / (kernel.median_ms * 1e6);  // read a and b, write c
+    std::printf("  end to end (malloc + copies + kernel): %.3f ms\n", end_to_end_ms);
+    print_timing("kernel only", kernel, kernel_gbs, 100 * kernel_gbs / dev.peak_bandwidth_gbs());
+
+    const char* result = wrong ? "FAIL" : "PASS";
+    JsonRecord size, launch;
+    size.add("n", n).add("bytes_moved", (long long)(3 * bytes));
+    launch.add("blocks", 1).add("threads", 1);
+    print_json(json, measurement("VA-GPU-11", "kernel", dev, kernel, kernel_gbs, NAN, result)
+                         .add("size", size).add("launch", launch).add("end_to_end_ms", end_to_end_ms));
+
+    HANDLE_ERROR(cudaFree(dev_a));
+    HANDLE_ERROR(cudaFree(dev_b));
+    HANDLE_ERROR(cudaFree(dev_c));
+    std::free(a);
+    std::free(b);
+    std::free(c);
+
+    char detail[160];
+    if (wrong)
+        std::snprintf(detail, sizeof detail, "%lld of %lld elements wrong, first at i = %lld", wrong, n, first_wrong);
+    else
+        std::snprintf(detail, sizeof detail, "all %lld elements match the CPU", n);
+    return verdict(wrong == 0, detail);
+}
+#endif

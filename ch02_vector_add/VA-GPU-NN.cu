@@ -1,0 +1,150 @@
+// VA-GPU-NN.cu -- vector addition with many blocks of many threads (chapter 2, step 3 of 3).
+//
+// c[i] = a[i] + b[i] for N elements on a grid of `blocks` blocks, each of
+// `threads` threads. Every thread starts at its own global index and then
+// jumps by the number of threads in the whole grid, so any grid covers any N:
+// this is the "grid-stride loop".
+//
+// Standalone build, from this folder:
+//   nvcc -std=c++17 -O2 -o VA-GPU-NN VA-GPU-NN.cu
+// Run:
+//   ./VA-GPU-NN                      the document's configuration, 128 x 128
+//   ./VA-GPU-NN --blocks auto        a grid sized to fill this GPU
+//   ./VA-GPU-NN --help               every option
+
+#include <cstdio>
+#include "../common/args.h"
+#include "../common/device_info.h"
+#include "../common/handle_error.h"
+#include "../common/report.h"
+#include "../common/timer.h"
+
+// 64-bit integers: the document's `int` overflows as soon as i*i passes
+// 2^31 - 1, at i = 46341. With long long, i*i fits while i < 3.03e9.
+typedef long long elem_t;
+
+__global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
+    // My global index: the threads of all blocks before mine, plus my place
+    // in my block. The document wrote blockIdx.x * numBlock, which is right
+    // only because its numBlock happened to equal numThread (128).
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;  // threads in the grid
+    while (i < n) {
+        c[i] = a[i] + b[i];
+        i += stride;
+    }
+}
+
+// The launch shared by main() below and by tests/ch02_vector_add.
+void vector_add_nn(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n,
+                   int blocks, int threads) {
+    add<<<blocks, threads>>>(dev_a, dev_b, dev_c, n);
+    CHECK_LAUNCH();
+}
+
+// "--blocks auto": as many blocks as the GPU can keep resident at once,
+// asked of the occupancy calculator rather than guessed.
+int auto_blocks(int threads, const DeviceInfo& dev) {
+    int blocks_per_sm = 0;
+    HANDLE_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, add, threads, 0));
+    return blocks_per_sm * dev.sm_count;
+}
+
+#ifndef CUDA_EXAMPLES_NO_MAIN
+const char* USAGE =
+    "usage: VA-GPU-NN [--n N] [--blocks B|auto] [--threads T] [--repeats R] [--json]\n"
+    "  --n N          elements per vector (default 2^28; at most 3000000000)\n"
+    "  --blocks B     blocks in the grid, or 'auto' to fill the GPU (default 128)\n"
+    "  --threads T    threads per block, 1..1024 (default 128; 256 with auto)\n"
+    "  --repeats R    timed kernel launches after a warm-up (default 20)\n"
+    "  --json         also print one JSON record per measurement\n";
+
+int main(int argc, char** argv) {
+    Args args(argc, argv, "VA-GPU-NN", USAGE);
+    long long n = args.integer("--n", 1LL << 28, 1, 3000000000LL);
+    std::string blocks_text = args.text("--blocks", "128");
+    bool auto_grid = blocks_text == "auto";
+    long long blocks = auto_grid ? 0 : args.to_integer("--blocks", blocks_text, 1, 2147483647);
+    int threads = (int)args.integer("--threads", auto_grid ? 256 : 128, 1, 1024);
+    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
+    bool json = args.flag("--json");
+    args.done();
+    size_t bytes = checked_bytes(args, n, sizeof(elem_t), 1);
+
+    DeviceInfo dev = require_device("VA-GPU-NN");
+    check_fits_on_device(args, 3 * bytes);
+    if (auto_grid) blocks = auto_blocks(threads, dev);
+    print_device(dev);
+    std::printf("VA-GPU-NN: N = %lld, %lld blocks x %d threads%s\n", n, blocks, threads,
+                auto_grid ? " (auto)" : "");
+
+    // Host data as in the document: a[i] = -i, b[i] = i*i.
+    elem_t* a = (elem_t*)host_alloc(args, bytes);
+    elem_t* b = (elem_t*)host_alloc(args, bytes);
+    elem_t* c = (elem_t*)host_alloc(args, bytes);
+    for (long long i = 0; i < n; i++) {
+        a[i] = -i;
+        b[i] = i * i;
+    }
+
+    // End to end, as the document timed it: allocate, copy in, add, copy out.
+    HostTimer end_to_end;
+    elem_t *dev_a, *dev_b, *dev_c;
+    HANDLE_ERROR(cudaMalloc((void**)&dev_a, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_b, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_c, bytes));
+    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, bytes));  // poison: every element reads -1
+    HANDLE_ERROR(cudaMemcpy(dev_a, a, bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dev_b, b, bytes, cudaMemcpyHostToDevice));
+    vector_add_nn(dev_a, dev_b, dev_c, n, (int)blocks, threads);
+    HANDLE_ERROR(cudaMemcpy(c, dev_c, bytes, cudaMemcpyDeviceToHost));
+    double end_to_end_ms = end_to_end.stop_ms();
+
+    // Check every element on the CPU; -1 (the poison) is never a right answer.
+    long long wrong = 0, first_wrong = -1;
+    for (long long i = 0; i < n; i++) {
+        if (c[i] != a[i] + b[i]) {
+            if (wrong++ == 0) first_wrong = i;
+        }
+    }
+
+    // Kernel only: the same launch repeated, each timed with events.
+    TimingStats kernel = time_gpu([&] { vector_add_nn(dev_a, dev_b, dev_c, n, (int)blocks, threads); },
+                                  repeats);
+    // The yardstick: a device-to-device copy moves bytes as fast as the GPU can.
+    TimingStats copy = time_gpu([&] {
+        HANDLE_ERROR(cudaMemcpyAsync(dev_c, dev_a, bytes, cudaMemcpyDeviceToDevice));
+    }, repeats);
+
+    double kernel_gbs = 3.0 * bytes / (kernel.median_ms * 1e6);  // read a and b, write c
+    double copy_gbs = 2.0 * bytes / (copy.median_ms * 1e6);      // read + write
+    std::printf("  end to end (malloc + copies + kernel): %.3f ms\n", end_to_end_ms);
+    print_timing("kernel only", kernel, kernel_gbs, 100 * kernel_gbs / dev.peak_bandwidth_gbs());
+    print_timing("device-to-device cudaMemcpy", copy, copy_gbs, 100 * copy_gbs / dev.peak_bandwidth_gbs());
+    std::printf("  kernel bandwidth = %.1f%% of the device-to-device copy\n", 100 * kernel_gbs / copy_gbs);
+
+    const char* result = wrong ? "FAIL" : "PASS";
+    JsonRecord size, launch;
+    size.add("n", n).add("bytes_moved", (long long)(3 * bytes));
+    launch.add("blocks", blocks).add("threads", threads).add("auto", auto_grid);
+    print_json(json, measurement("VA-GPU-NN", "kernel", dev, kernel, kernel_gbs, NAN, result)
+                         .add("size", size).add("launch", launch)
+                         .add("end_to_end_ms", end_to_end_ms).add("copy_gbs", copy_gbs));
+    print_json(json, measurement("VA-GPU-NN", "d2d-copy", dev, copy, copy_gbs, NAN, "PASS")
+                         .add("size", size));
+
+    HANDLE_ERROR(cudaFree(dev_a));
+    HANDLE_ERROR(cudaFree(dev_b));
+    HANDLE_ERROR(cudaFree(dev_c));
+    std::free(a);
+    std::free(b);
+    std::free(c);
+
+    char detail[160];
+    if (wrong)
+        std::snprintf(detail, sizeof detail, "%lld of %lld elements wrong, first at i = %lld", wrong, n, first_wrong);
+    else
+        std::snprintf(detail, sizeof detail, "all %lld elements match the CPU", n);
+    return verdict(wrong == 0, detail);
+}
+#endif

@@ -1,0 +1,39 @@
+# Chooses CMAKE_CUDA_ARCHITECTURES before project() enables CUDA.
+#  1. A value you pass (-DCMAKE_CUDA_ARCHITECTURES=... or the CUDAARCHS
+#     environment variable) always wins.
+#  2. Otherwise, the GPUs nvidia-smi can see at configure time (e.g. 90 for an
+#     H100/H200): machine code plus PTX for exactly this machine.
+#  3. With no GPU visible: sm_90 machine code (H100/H200) and PTX for
+#     compute_75, the oldest architecture CUDA 13 supports, which the driver
+#     can compile at start-up for any other GPU.
+if(DEFINED CMAKE_CUDA_ARCHITECTURES OR DEFINED ENV{CUDAARCHS})
+  message(STATUS "CUDA architectures: given by you (${CMAKE_CUDA_ARCHITECTURES}$ENV{CUDAARCHS})")
+  return()
+endif()
+
+set(_cuda_examples_archs "")
+find_program(CUDA_EXAMPLES_NVIDIA_SMI nvidia-smi)
+if(CUDA_EXAMPLES_NVIDIA_SMI)
+  execute_process(
+    COMMAND "${CUDA_EXAMPLES_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
+    OUTPUT_VARIABLE _caps RESULT_VARIABLE _rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(_rc EQUAL 0)
+    string(REPLACE "\n" ";" _caps "${_caps}")
+    foreach(_cap IN LISTS _caps)
+      string(STRIP "${_cap}" _cap)
+      if(_cap MATCHES "^([0-9]+)\\.([0-9]+)$")
+        list(APPEND _cuda_examples_archs "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+      endif()
+    endforeach()
+    list(REMOVE_DUPLICATES _cuda_examples_archs)
+  endif()
+endif()
+
+if(_cuda_examples_archs)
+  set(_why "the GPU(s) visible now")
+else()
+  set(_cuda_examples_archs "90-real;75-virtual")
+  set(_why "no GPU visible: sm_90 code + compute_75 PTX")
+endif()
+set(CMAKE_CUDA_ARCHITECTURES "${_cuda_examples_archs}" CACHE STRING "CUDA architectures to build for")
+message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (${_why})")

@@ -1,0 +1,110 @@
+# Functions every chapter's CMakeLists.txt uses, so that programs, their runs
+# and their tests are registered the same way everywhere.
+#
+#   add_example(NAME SOURCE [LIBS lib...])
+#       builds the program and a test that compiles its standalone nvcc line
+#   add_example_run(NAME [TEST suffix] [ARGS arg...] [NO_SANITIZE])
+#       runs the program once at a small size (label gpu; exit 77 = skipped)
+#       and, unless NO_SANITIZE, under each compute-sanitizer tool (label sanitize)
+#   add_usage_test(NAME TEST EXIT CODE MATCH regex ARGS arg...)
+#       runs the program with a bad command line; it must exit with CODE and
+#       print something matching regex (label cpu; needs no GPU)
+#   add_gpu_test(NAME SOURCE [LIBS lib...])    GoogleTest binary, label gpu
+#   add_cpu_test(NAME SOURCE [LIBS lib...])    GoogleTest binary, label cpu
+
+set(CUDA_EXAMPLES_SANITIZER_TOOLS memcheck racecheck synccheck initcheck)
+find_program(CUDA_EXAMPLES_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
+
+function(_cuda_examples_chapter out)
+  get_filename_component(_dir "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  string(REGEX MATCH "^ch[0-9]+" _ch "${_dir}")
+  if(NOT _ch)
+    set(_ch "${_dir}")
+  endif()
+  set(${out} "${_ch}" PARENT_SCOPE)
+endfunction()
+
+function(add_example name source)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE cuda_examples_common ${ARG_LIBS})
+  _cuda_examples_chapter(ch)
+  set_property(GLOBAL APPEND PROPERTY CUDA_EXAMPLES_PROGRAMS "${ch}/${name}")
+  if(CUDA_EXAMPLES_STANDALONE_TESTS AND BUILD_TESTING)
+    add_test(NAME ${ch}.${name}.standalone
+      COMMAND "${CMAKE_COMMAND}"
+        "-DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/${source}"
+        "-DCOMMON=${PROJECT_SOURCE_DIR}/common"
+        "-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/standalone/${name}"
+        "-DNVCC=${CMAKE_CUDA_COMPILER}"
+        -P "${PROJECT_SOURCE_DIR}/cmake/standalone_compile.cmake")
+    set_tests_properties(${ch}.${name}.standalone PROPERTIES LABELS "cpu;standalone" TIMEOUT 900)
+  endif()
+endfunction()
+
+function(add_example_run name)
+  cmake_parse_arguments(ARG "NO_SANITIZE" "TEST" "ARGS" ${ARGN})
+  if(NOT BUILD_TESTING)
+    return()
+  endif()
+  if(NOT ARG_TEST)
+    set(ARG_TEST run)
+  endif()
+  _cuda_examples_chapter(ch)
+  add_test(NAME ${ch}.${name}.${ARG_TEST} COMMAND ${name} ${ARG_ARGS})
+  set_tests_properties(${ch}.${name}.${ARG_TEST} PROPERTIES
+    LABELS "gpu;run" SKIP_RETURN_CODE 77 TIMEOUT 600)
+  if(CUDA_EXAMPLES_SANITIZER AND NOT ARG_NO_SANITIZE)
+    foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
+      add_test(NAME sanitize.${tool}.${ch}.${name}.${ARG_TEST}
+        COMMAND "${CUDA_EXAMPLES_SANITIZER}" --tool ${tool} --error-exitcode 1
+                $<TARGET_FILE:${name}> ${ARG_ARGS})
+      set_tests_properties(sanitize.${tool}.${ch}.${name}.${ARG_TEST} PROPERTIES
+        LABELS "gpu;sanitize" SKIP_RETURN_CODE 77 TIMEOUT 900
+        FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
+    endforeach()
+  endif()
+endfunction()
+
+function(add_usage_test name test)
+  cmake_parse_arguments(ARG "" "EXIT;MATCH" "ARGS" ${ARGN})
+  if(NOT BUILD_TESTING)
+    return()
+  endif()
+  _cuda_examples_chapter(ch)
+  string(REPLACE ";" "|" _args "${ARG_ARGS}")
+  add_test(NAME ${ch}.${name}.usage.${test}
+    COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${name}>" "-DARGS=${_args}"
+            "-DEXPECT_EXIT=${ARG_EXIT}" "-DEXPECT_MATCH=${ARG_MATCH}"
+            -P "${PROJECT_SOURCE_DIR}/cmake/expect_exit.cmake")
+  set_tests_properties(${ch}.${name}.usage.${test} PROPERTIES LABELS "cpu;usage" TIMEOUT 120)
+endfunction()
+
+function(_cuda_examples_gtest name source label)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE cuda_examples_common GTest::gtest GTest::gtest_main ${ARG_LIBS})
+  target_compile_definitions(${name} PRIVATE CUDA_EXAMPLES_NO_MAIN)
+  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
+  _cuda_examples_chapter(ch)
+  gtest_discover_tests(${name} TEST_PREFIX "${ch}." DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "${label}" TIMEOUT 600)
+  if(label STREQUAL "gpu" AND CUDA_EXAMPLES_SANITIZER)
+    # Under the sanitizers, skip the tests named *Large* (they are slow there).
+    foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
+      add_test(NAME sanitize.${tool}.${ch}.${name}
+        COMMAND "${CUDA_EXAMPLES_SANITIZER}" --tool ${tool} --error-exitcode 1
+                $<TARGET_FILE:${name}> --gtest_filter=-*Large*)
+      set_tests_properties(sanitize.${tool}.${ch}.${name} PROPERTIES
+        LABELS "gpu;sanitize" TIMEOUT 1800 FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
+    endforeach()
+  endif()
+endfunction()
+
+function(add_gpu_test name source)
+  _cuda_examples_gtest(${name} ${source} gpu ${ARGN})
+endfunction()
+
+function(add_cpu_test name source)
+  _cuda_examples_gtest(${name} ${source} cpu ${ARGN})
+endfunction()

@@ -1,0 +1,184 @@
+// common/args.h -- a small, strict command-line parser shared by every program.
+//
+// Options look like `--n 1000` or `--n=1000`; flags like `--json`. Every
+// number is checked: non-numeric text, a sign, zero where zero means nothing,
+// and values too large are each refused with one clear message, followed by
+// the usage, and exit code 2. Numbers may be written as powers of two: 2^20.
+//
+//   Args args(argc, argv, "VA-GPU-NN", usage_text);
+//   long long n = args.integer("--n", 1 << 20, 1, max_n);
+//   bool json   = args.flag("--json");
+//   args.done();   // refuses anything left over (typos, unknown options)
+#pragma once
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include "handle_error.h"
+
+// Parses a whole decimal integer or 2^K. Returns false and sets *why on error.
+inline bool parse_integer(const std::string& text, long long* out, std::string* why) {
+    if (text.empty()) { *why = "is empty"; return false; }
+    if (text[0] == '-') { *why = "must not be negative"; return false; }
+    size_t caret = text.find('^');
+    if (caret != std::string::npos) {
+        long long base = 0, exponent = 0;
+        if (!parse_integer(text.substr(0, caret), &base, why) ||
+            !parse_integer(text.substr(caret + 1), &exponent, why)) {
+            *why = "is not a number (expected digits or a power like 2^20)";
+            return false;
+        }
+        if (base != 2 || exponent > 62) { *why = "is out of range (powers 2^0 to 2^62)"; return false; }
+        *out = 1LL << exponent;
+        return true;
+    }
+    for (char c : text) {
+        if (!std::isdigit((unsigned char)c)) {
+            *why = "is not a whole number (expected digits or a power like 2^20)";
+            return false;
+        }
+    }
+    errno = 0;
+    long long value = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) { *why = "is too large"; return false; }
+    *out = value;
+    return true;
+}
+
+class Args {
+public:
+    Args(int argc, char** argv, const char* program, const char* usage)
+        : program_(program), usage_(usage) {
+        for (int i = 1; i < argc; ++i) words_.push_back(argv[i]);
+        used_.assign(words_.size(), false);
+        for (const std::string& w : words_) {
+            if (w == "--help" || w == "-h") {
+                std::printf("%s", usage_);
+                std::exit(EXIT_CODE_OK);
+            }
+        }
+    }
+
+    // Prints "program: error: message", then the usage, and exits with code 2.
+    [[noreturn]] void fail(const std::string& message) const {
+        std::fprintf(stderr, "%s: error: %s\n\n%s", program_, message.c_str(), usage_);
+        std::exit(EXIT_CODE_USAGE);
+    }
+
+    bool flag(const char* name) {
+        bool seen = false;
+        for (size_t i = 0; i < words_.size(); ++i) {
+            if (used_[i]) continue;
+            if (words_[i] == name) {
+                if (seen) fail(std::string(name) + " is given twice");
+                used_[i] = seen = true;
+            } else if (words_[i].rfind(std::string(name) + "=", 0) == 0) {
+                fail(std::string(name) + " is a flag and takes no value");
+            }
+        }
+        return seen;
+    }
+
+    // The option's text, or `fallback` when it is absent.
+    std::string text(const char* name, const char* fallback) {
+        std::string value;
+        return find(name, &value) ? value : std::string(fallback);
+    }
+
+    // An integer option in [min, max], or `fallback` when it is absent.
+    long long integer(const char* name, long long fallback, long long min, long long max) {
+        std::string value;
+        if (!find(name, &value)) return fallback;
+        return to_integer(name, value, min, max);
+    }
+
+    long long to_integer(const char* name, const std::string& value, long long min, long long max) {
+        long long result = 0;
+        std::string why;
+        if (!parse_integer(value, &result, &why))
+            fail(std::string(name) + " '" + value + "' " + why);
+        if (result < min) {
+            fail(std::string(name) + " '" + value + "' " +
+                 (result == 0 ? "must not be zero" : "is too small (at least " + std::to_string(min) + ")"));
+        }
+        if (result > max)
+            fail(std::string(name) + " '" + value + "' is too large (at most " + std::to_string(max) + ")");
+        return result;
+    }
+
+    // Call once every option has been read: anything left over is an error.
+    void done() {
+        for (size_t i = 0; i < words_.size(); ++i)
+            if (!used_[i]) fail("unknown option '" + words_[i] + "'");
+    }
+
+    const char* program() const { return program_; }
+
+private:
+    bool find(const char* name, std::string* value) {
+        bool seen = false;
+        std::string with_equals = std::string(name) + "=";
+        for (size_t i = 0; i < words_.size(); ++i) {
+            if (used_[i]) continue;
+            std::string candidate;
+            if (words_[i] == name) {
+                if (i + 1 >= words_.size()) fail(std::string(name) + " needs a value");
+                candidate = words_[i + 1];
+                used_[i] = used_[i + 1] = true;
+                ++i;
+            } else if (words_[i].rfind(with_equals, 0) == 0) {
+                candidate = words_[i].substr(with_equals.size());
+                used_[i] = true;
+            } else {
+                continue;
+            }
+            if (seen) fail(std::string(name) + " is given twice");
+            seen = true;
+            *value = candidate;
+        }
+        return seen;
+    }
+
+    const char* program_;
+    const char* usage_;
+    std::vector<std::string> words_;
+    std::vector<bool> used_;
+};
+
+// Multiplies count x element size x arrays, refusing a result that overflows.
+inline size_t checked_bytes(const Args& args, long long count, size_t element_bytes, int arrays) {
+    unsigned long long bytes = 0;
+    if (__builtin_mul_overflow((unsigned long long)count, (unsigned long long)element_bytes, &bytes) ||
+        __builtin_mul_overflow(bytes, (unsigned long long)arrays, &bytes) || bytes > SIZE_MAX)
+        args.fail("the requested size overflows a byte count");
+    return (size_t)bytes;
+}
+
+// Refuses a request larger than the device memory that is free right now.
+inline void check_fits_on_device(const Args& args, size_t bytes_needed) {
+    size_t free_bytes = 0, total_bytes = 0;
+    HANDLE_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (bytes_needed > free_bytes) {
+        char message[200];
+        std::snprintf(message, sizeof message,
+                      "this size needs %.2f GB of device memory, but only %.2f GB of %.2f GB are free",
+                      bytes_needed / 1e9, free_bytes / 1e9, total_bytes / 1e9);
+        args.fail(message);
+    }
+}
+
+// malloc that refuses, with a clear message, a request the host cannot meet.
+inline void* host_alloc(const Args& args, size_t bytes) {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (!p) {
+        char message[120];
+        std::snprintf(message, sizeof message, "cannot allocate %.2f GB of host memory", bytes / 1e9);
+        args.fail(message);
+    }
+    return p;
+}

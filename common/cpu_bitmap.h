@@ -1,0 +1,171 @@
+// common/cpu_bitmap.h -- an RGBA image in host memory that can be shown or saved.
+//
+// The same interface as the book's CPUBitmap:
+//   CPUBitmap bitmap(DIM, DIM);            // width x height, 4 bytes per pixel
+//   unsigned char* p = bitmap.get_ptr();   // pixel (x, y) starts at p[4*(x + y*width)]
+//   bitmap.image_size();                   // bytes: width * height * 4
+//   bitmap.display_and_exit();
+//
+// display_and_exit() opens a freeglut window when the program was built with
+// freeglut (CUDA_EXAMPLES_USE_GLUT) and a display is reachable; ESC or closing
+// the window returns. Otherwise -- or whenever `output_path` is set, e.g. from
+// a program's --output flag -- it writes the image to a file and prints the
+// path: PNG when built with libpng (CUDA_EXAMPLES_USE_PNG), else PPM.
+//
+// Row 0 is the BOTTOM row, as in OpenGL's glDrawPixels; files are written top
+// row first, so a saved image looks exactly like the window.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifdef CUDA_EXAMPLES_USE_PNG
+#include <png.h>
+#endif
+#ifdef CUDA_EXAMPLES_USE_GLUT
+#include <GL/freeglut.h>
+#include <X11/Xlib.h>
+#endif
+
+struct CPUBitmap {
+    unsigned char* pixels;
+    int x, y;                          // width and height in pixels
+    void* dataBlock;                   // handed back to bitmapExit
+    void (*bitmapExit)(void*) = nullptr;
+    std::string output_path;           // if set, always write this file
+#ifdef CUDA_EXAMPLES_USE_PNG
+    std::string default_path = "image.png";
+#else
+    std::string default_path = "image.ppm";
+#endif
+
+    CPUBitmap(int width, int height, void* d = nullptr) : x(width), y(height), dataBlock(d) {
+        pixels = new unsigned char[(size_t)width * height * 4]();
+    }
+    ~CPUBitmap() { delete[] pixels; }
+    CPUBitmap(const CPUBitmap&) = delete;
+    CPUBitmap& operator=(const CPUBitmap&) = delete;
+
+    unsigned char* get_ptr() const { return pixels; }
+    long image_size() const { return (long)x * y * 4; }
+
+    void display_and_exit(void (*e)(void*) = nullptr) {
+        bitmapExit = e;
+        std::string why_no_window = window_unavailable_reason();
+        if (!output_path.empty() || !why_no_window.empty()) {
+            std::string path = output_path.empty() ? default_path : output_path;
+            if (!save(path)) {
+                std::fprintf(stderr, "error: cannot write image to %s\n", path.c_str());
+                std::exit(1);
+            }
+            if (output_path.empty()) std::printf("No window (%s): ", why_no_window.c_str());
+            std::printf("image written to %s\n", path.c_str());
+        } else {
+#ifdef CUDA_EXAMPLES_USE_GLUT
+            show_window();
+#endif
+        }
+        if (bitmapExit) bitmapExit(dataBlock);
+    }
+
+    // Writes .png (when built with libpng) or .ppm; false on any failure.
+    bool save(const std::string& path) const {
+        if (ends_with(path, ".png")) {
+#ifdef CUDA_EXAMPLES_USE_PNG
+            png_image image;
+            std::memset(&image, 0, sizeof image);
+            image.version = PNG_IMAGE_VERSION;
+            image.width = x;
+            image.height = y;
+            image.format = PNG_FORMAT_RGBA;
+            // A negative row stride tells libpng our rows run bottom to top.
+            return png_image_write_to_file(&image, path.c_str(), 0, pixels, -x * 4, nullptr) != 0;
+#else
+            std::fprintf(stderr, "error: built without libpng; use a .ppm file name\n");
+            return false;
+#endif
+        }
+        FILE* f = std::fopen(path.c_str(), "wb");
+        if (!f) return false;
+        std::fprintf(f, "P6\n%d %d\n255\n", x, y);
+        std::vector<unsigned char> row((size_t)x * 3);
+        for (int r = y - 1; r >= 0; --r) {  // top row first
+            for (int c = 0; c < x; ++c)
+                std::memcpy(&row[(size_t)c * 3], &pixels[((size_t)r * x + c) * 4], 3);
+            std::fwrite(row.data(), 1, row.size(), f);
+        }
+        return std::fclose(f) == 0;
+    }
+
+    // Reads a binary PPM (P6, maxval 255) of the same size; alpha becomes 255.
+    bool load_ppm(const std::string& path) {
+        FILE* f = std::fopen(path.c_str(), "rb");
+        if (!f) return false;
+        int w = 0, h = 0, maxval = 0;
+        bool ok = std::fscanf(f, "P6 %d %d %d", &w, &h, &maxval) == 3 && w == x && h == y &&
+                  maxval == 255 && std::fgetc(f) != EOF;
+        std::vector<unsigned char> row((size_t)x * 3);
+        for (int r = y - 1; ok && r >= 0; --r) {
+            ok = std::fread(row.data(), 1, row.size(), f) == row.size();
+            for (int c = 0; ok && c < x; ++c) {
+                std::memcpy(&pixels[((size_t)r * x + c) * 4], &row[(size_t)c * 3], 3);
+                pixels[((size_t)r * x + c) * 4 + 3] = 255;
+            }
+        }
+        std::fclose(f);
+        return ok;
+    }
+
+private:
+    static bool ends_with(const std::string& s, const char* suffix) {
+        size_t n = std::strlen(suffix);
+        return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+    }
+
+    // Empty when a window can be opened, else why not.
+    static std::string window_unavailable_reason() {
+#ifdef CUDA_EXAMPLES_USE_GLUT
+        const char* display = std::getenv("DISPLAY");
+        if (!display || !*display) return "DISPLAY is not set";
+        Display* d = XOpenDisplay(nullptr);
+        if (!d) return std::string("cannot open display ") + display;
+        XCloseDisplay(d);
+        return "";
+#else
+        return "built without freeglut";
+#endif
+    }
+
+#ifdef CUDA_EXAMPLES_USE_GLUT
+    static CPUBitmap** current() { static CPUBitmap* bitmap = nullptr; return &bitmap; }
+
+    void show_window() {
+        *current() = this;
+        int argc = 1;
+        char name[] = "CPUBitmap";
+        char* argv[] = {name, nullptr};
+        glutInit(&argc, argv);
+        // Let ESC or the window's close button return from glutMainLoop.
+        glutSetOption(GLUT_ACTION_ON_WINDOW_CLOSE, GLUT_ACTION_GLUTMAINLOOP_RETURNS);
+        glutInitDisplayMode(GLUT_SINGLE | GLUT_RGBA);
+        glutInitWindowSize(x, y);
+        glutCreateWindow("bitmap");
+        glutKeyboardFunc(on_key);
+        glutDisplayFunc(on_draw);
+        glutMainLoop();
+    }
+    static void on_key(unsigned char key, int, int) {
+        if (key == 27) glutLeaveMainLoop();  // ESC
+    }
+    static void on_draw() {
+        CPUBitmap* b = *current();
+        glClearColor(0, 0, 0, 1);
+        glClear(GL_COLOR_BUFFER_BIT);
+        glDrawPixels(b->x, b->y, GL_RGBA, GL_UNSIGNED_BYTE, b->pixels);
+        glFlush();
+    }
+#endif
+};

@@ -1,0 +1,85 @@
+// common/timer.h -- timing GPU work honestly.
+//
+// A kernel launch returns before the kernel has run, so a CPU clock around a
+// launch measures almost nothing. CUDA events are timestamps the GPU itself
+// writes when it reaches them in its queue; the time between two of them is
+// the time the GPU spent on the work in between.
+//
+// One measurement is noisy, and the first run of anything pays for one-time
+// costs (loading the module, warming caches and clocks). So time_gpu() runs
+// the work a few times untimed, then times it `repeats` times and reports the
+// median (the typical run) together with the min and the max (the spread).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+#include <cuda_runtime.h>
+#include "handle_error.h"
+
+// A start/stop pair of events, created and destroyed with the object.
+struct GpuTimer {
+    cudaEvent_t start_event, stop_event;
+    GpuTimer() {
+        HANDLE_ERROR(cudaEventCreate(&start_event));
+        HANDLE_ERROR(cudaEventCreate(&stop_event));
+    }
+    ~GpuTimer() {
+        cudaEventDestroy(start_event);
+        cudaEventDestroy(stop_event);
+    }
+    GpuTimer(const GpuTimer&) = delete;
+    GpuTimer& operator=(const GpuTimer&) = delete;
+
+    void start(cudaStream_t stream = 0) { HANDLE_ERROR(cudaEventRecord(start_event, stream)); }
+    // Records the stop event, waits for the GPU to reach it, returns milliseconds.
+    float stop(cudaStream_t stream = 0) {
+        HANDLE_ERROR(cudaEventRecord(stop_event, stream));
+        HANDLE_ERROR(cudaEventSynchronize(stop_event));
+        float ms = 0;
+        HANDLE_ERROR(cudaEventElapsedTime(&ms, start_event, stop_event));
+        return ms;
+    }
+};
+
+// A wall clock for CPU work (and for anything that mixes CPU and GPU work).
+struct HostTimer {
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    void start() { t0 = std::chrono::steady_clock::now(); }
+    double stop_ms() const {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+};
+
+struct TimingStats {
+    double median_ms = 0, min_ms = 0, max_ms = 0;
+    int repeats = 0;
+};
+
+inline TimingStats summarize(std::vector<double> samples_ms) {
+    TimingStats s;
+    if (samples_ms.empty()) return s;
+    std::sort(samples_ms.begin(), samples_ms.end());
+    size_t n = samples_ms.size();
+    s.median_ms = (n % 2) ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+    s.min_ms = samples_ms.front();
+    s.max_ms = samples_ms.back();
+    s.repeats = (int)n;
+    return s;
+}
+
+// Times `work` (anything callable that queues GPU work on `stream`):
+// `warmups` untimed runs, then `repeats` runs timed one by one with events.
+template <typename Work>
+TimingStats time_gpu(Work work, int repeats, int warmups = 2, cudaStream_t stream = 0) {
+    for (int i = 0; i < warmups; ++i) work();
+    HANDLE_ERROR(cudaStreamSynchronize(stream));
+    GpuTimer timer;
+    std::vector<double> samples;
+    for (int i = 0; i < repeats; ++i) {
+        timer.start(stream);
+        work();
+        samples.push_back(timer.stop(stream));
+    }
+    return summarize(samples);
+}

@@ -1,0 +1,210 @@
+// Unit tests of common/: argument parsing, statistics, JSON, device-info
+// arithmetic and CPUBitmap. None needs a GPU.
+#include <gtest/gtest.h>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+#include "common/args.h"
+#include "common/cpu_bitmap.h"
+#include "common/device_info.h"
+#include "common/report.h"
+#include "common/timer.h"
+
+// ---- parse_integer and Args ------------------------------------------------
+TEST(ParseInteger, AcceptsDigitsAndPowersOfTwo) {
+    long long v = 0;
+    std::string why;
+    EXPECT_TRUE(parse_integer("1000", &v, &why));
+    EXPECT_EQ(v, 1000);
+    EXPECT_TRUE(parse_integer("2^28", &v, &why));
+    EXPECT_EQ(v, 1LL << 28);
+    EXPECT_TRUE(parse_integer("0", &v, &why));
+    EXPECT_EQ(v, 0);
+}
+
+TEST(ParseInteger, RefusesBadText) {
+    long long v = 0;
+    std::string why;
+    EXPECT_FALSE(parse_integer("abc", &v, &why));
+    EXPECT_NE(why.find("not a whole number"), std::string::npos);
+    EXPECT_FALSE(parse_integer("12x", &v, &why));
+    EXPECT_FALSE(parse_integer("1.5", &v, &why));
+    EXPECT_FALSE(parse_integer("", &v, &why));
+    EXPECT_FALSE(parse_integer("-3", &v, &why));
+    EXPECT_NE(why.find("negative"), std::string::npos);
+    EXPECT_FALSE(parse_integer("99999999999999999999", &v, &why));
+    EXPECT_NE(why.find("too large"), std::string::npos);
+    EXPECT_FALSE(parse_integer("3^4", &v, &why));
+    EXPECT_FALSE(parse_integer("2^63", &v, &why));
+}
+
+static Args make_args(std::vector<std::string> words) {
+    static std::vector<std::string> storage;
+    static std::vector<char*> argv;
+    storage = words;
+    storage.insert(storage.begin(), "prog");
+    argv.clear();
+    for (std::string& w : storage) argv.push_back(&w[0]);
+    return Args((int)argv.size(), argv.data(), "prog", "usage: prog [--n N] [--json]\n");
+}
+
+TEST(Args, ReadsOptionsFlagsAndDefaults) {
+    Args args = make_args({"--n", "64", "--json", "--mode=fast"});
+    EXPECT_EQ(args.integer("--n", 1, 1, 100), 64);
+    EXPECT_EQ(args.integer("--repeats", 7, 1, 100), 7);
+    EXPECT_TRUE(args.flag("--json"));
+    EXPECT_FALSE(args.flag("--verbose"));
+    EXPECT_EQ(args.text("--mode", "slow"), "fast");
+    args.done();
+}
+
+TEST(ArgsDeathTest, EachBadInputGetsOneMessageAndExitCode2) {
+    EXPECT_EXIT(make_args({"--n", "x"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
+                "prog: error: --n 'x' is not a whole number");
+    EXPECT_EXIT(make_args({"--n", "0"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
+                "must not be zero");
+    EXPECT_EXIT(make_args({"--n", "11"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
+                "too large \\(at most 10\\)");
+    EXPECT_EXIT(make_args({"--n"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2), "needs a value");
+    EXPECT_EXIT(make_args({"--n", "1", "--n", "2"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
+                "given twice");
+    EXPECT_EXIT(make_args({"--nn", "1"}).done(), ::testing::ExitedWithCode(2), "unknown option '--nn'");
+    EXPECT_EXIT(make_args({"--json=1"}).flag("--json"), ::testing::ExitedWithCode(2), "takes no value");
+    EXPECT_EXIT(make_args({"--help"}), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(ArgsDeathTest, ByteCountOverflowIsRefused) {
+    Args args = make_args({});
+    EXPECT_EQ(checked_bytes(args, 1000, 8, 3), 24000u);
+    EXPECT_EXIT(checked_bytes(args, 1LL << 62, 8, 3), ::testing::ExitedWithCode(2), "overflows");
+}
+
+// ---- statistics ---------------------------------------------------------------
+TEST(Summarize, MedianMinMax) {
+    TimingStats odd = summarize({5, 1, 3});
+    EXPECT_DOUBLE_EQ(odd.median_ms, 3);
+    EXPECT_DOUBLE_EQ(odd.min_ms, 1);
+    EXPECT_DOUBLE_EQ(odd.max_ms, 5);
+    EXPECT_EQ(odd.repeats, 3);
+    TimingStats even = summarize({4, 1, 3, 2});
+    EXPECT_DOUBLE_EQ(even.median_ms, 2.5);
+    EXPECT_EQ(summarize({}).repeats, 0);
+}
+
+// ---- JSON ---------------------------------------------------------------------
+TEST(JsonRecord, WritesValidFieldsAndEscapes) {
+    JsonRecord inner;
+    inner.add("n", 3LL);
+    JsonRecord r;
+    r.add("name", "a \"quoted\"\\path\n").add("ok", true).add("x", 1.5).add("bad", NAN).add("size", inner);
+    EXPECT_EQ(r.str(), "{\"name\":\"a \\\"quoted\\\"\\\\path\\n\",\"ok\":true,\"x\":1.5,\"bad\":null,"
+                       "\"size\":{\"n\":3}}");
+}
+
+TEST(JsonRecord, MeasurementHasTheCoreFields) {
+    DeviceInfo dev;
+    dev.name = "Test GPU";
+    dev.cc_major = 9;
+    dev.memory_clock_khz = 2619000;
+    dev.bus_width_bits = 5120;
+    TimingStats t = summarize({1.0, 2.0, 3.0});
+    std::string s = measurement("P", "kernel", dev, t, 1676.16, NAN, "PASS").str();
+    for (const char* key : {"\"schema\":1", "\"program\":\"P\"", "\"variant\":\"kernel\"", "\"device\":\"Test GPU\"",
+                            "\"cc\":\"9.0\"", "\"median\":2", "\"gbps\":1676.16", "\"gflops\":null",
+                            "\"pct_peak\":50", "\"peak\":\"dram\"", "\"verdict\":\"PASS\""})
+        EXPECT_NE(s.find(key), std::string::npos) << key << " missing in " << s;
+}
+
+// ---- device arithmetic ---------------------------------------------------------
+TEST(DeviceInfo, TheoreticalPeaks) {
+    DeviceInfo dev;  // numbers of an H100 SXM-like part
+    dev.memory_clock_khz = 2619000;
+    dev.bus_width_bits = 5120;
+    dev.cc_major = 9;
+    dev.sm_count = 132;
+    dev.clock_khz = 1980000;
+    EXPECT_NEAR(dev.peak_bandwidth_gbs(), 2 * 2.619e9 * 640 / 1e9, 1e-6);
+    EXPECT_NEAR(dev.peak_fp32_gflops(), 2.0 * 132 * 128 * 1.98e9 / 1e9, 1e-6);
+    dev.cc_major = 8;
+    dev.cc_minor = 0;
+    EXPECT_EQ(dev.fp32_lanes_per_sm(), 64);
+}
+
+// ---- CPUBitmap ----------------------------------------------------------------
+TEST(CPUBitmap, PixelLayoutIsRGBARowMajor) {
+    CPUBitmap bitmap(7, 5);
+    EXPECT_EQ(bitmap.image_size(), 7 * 5 * 4);
+    unsigned char* p = bitmap.get_ptr();
+    for (long i = 0; i < bitmap.image_size(); i++) EXPECT_EQ(p[i], 0) << "not zeroed at " << i;
+    // Pixel (x, y) = (3, 2) starts at byte 4 * (x + y * width).
+    unsigned char* pixel = p + 4 * (3 + 2 * 7);
+    pixel[0] = 10, pixel[1] = 20, pixel[2] = 30, pixel[3] = 255;
+    EXPECT_EQ(p[4 * 17 + 2], 30);
+}
+
+static void fill_pattern(CPUBitmap& bitmap) {
+    unsigned char* p = bitmap.get_ptr();
+    for (int y = 0; y < bitmap.y; y++)
+        for (int x = 0; x < bitmap.x; x++) {
+            unsigned char* px = p + 4 * (x + y * bitmap.x);
+            px[0] = (unsigned char)(x * 13);
+            px[1] = (unsigned char)(y * 29);
+            px[2] = (unsigned char)(x ^ y);
+            px[3] = 255;
+        }
+}
+
+TEST(CPUBitmap, PpmSaveReloadRoundTrip) {
+    CPUBitmap bitmap(31, 17);
+    fill_pattern(bitmap);
+    std::string path = ::testing::TempDir() + "roundtrip.ppm";
+    ASSERT_TRUE(bitmap.save(path));
+    CPUBitmap back(31, 17);
+    ASSERT_TRUE(back.load_ppm(path));
+    EXPECT_EQ(0, std::memcmp(bitmap.get_ptr(), back.get_ptr(), bitmap.image_size()));
+
+    // The file starts with the TOP row (y = height - 1), as the window shows it.
+    std::ifstream file(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::string header = "P6\n31 17\n255\n";
+    ASSERT_EQ(bytes.substr(0, header.size()), header);
+    ASSERT_EQ(bytes.size(), header.size() + 31 * 17 * 3);
+    EXPECT_EQ((unsigned char)bytes[header.size() + 1], (unsigned char)(16 * 29));  // green of (0, 16)
+    CPUBitmap wrong_size(30, 17);
+    EXPECT_FALSE(wrong_size.load_ppm(path));
+    EXPECT_FALSE(back.load_ppm(::testing::TempDir() + "does-not-exist.ppm"));
+}
+
+TEST(CPUBitmap, OutputPathWritesAFileAndCallsTheExitFunction) {
+    CPUBitmap bitmap(4, 4);
+    fill_pattern(bitmap);
+    bitmap.output_path = ::testing::TempDir() + "display.ppm";
+    static int calls = 0;
+    bitmap.display_and_exit([](void*) { calls++; });
+    EXPECT_EQ(calls, 1);
+    CPUBitmap back(4, 4);
+    EXPECT_TRUE(back.load_ppm(bitmap.output_path));
+}
+
+#ifdef CUDA_EXAMPLES_USE_PNG
+TEST(CPUBitmap, PngSaveReloadRoundTrip) {
+    CPUBitmap bitmap(33, 9);
+    fill_pattern(bitmap);
+    bitmap.get_ptr()[3] = 128;  // PNG keeps alpha too
+    std::string path = ::testing::TempDir() + "roundtrip.png";
+    ASSERT_TRUE(bitmap.save(path));
+    png_image image;
+    std::memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    ASSERT_TRUE(png_image_begin_read_from_file(&image, path.c_str()));
+    image.format = PNG_FORMAT_RGBA;
+    ASSERT_EQ(image.width, 33u);
+    ASSERT_EQ(image.height, 9u);
+    std::vector<unsigned char> back(PNG_IMAGE_SIZE(image));
+    ASSERT_TRUE(png_image_finish_read(&image, nullptr, back.data(), -33 * 4, nullptr));  // bottom-up
+    EXPECT_EQ(0, std::memcmp(bitmap.get_ptr(), back.data(), back.size()));
+}
+#endif
