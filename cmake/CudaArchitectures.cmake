@@ -6,6 +6,11 @@
 #  3. With no GPU visible: sm_90 machine code (H100/H200) and PTX for
 #     compute_75, the oldest architecture CUDA 13 supports, which the driver
 #     can compile at start-up for any other GPU.
+if(DEFINED CMAKE_CUDA_ARCHITECTURES AND DEFINED CUDA_EXAMPLES_AUTO_ARCHITECTURES
+   AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "${CUDA_EXAMPLES_AUTO_ARCHITECTURES}")
+  message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (chosen automatically at the first configure)")
+  return()
+endif()
 if(DEFINED CMAKE_CUDA_ARCHITECTURES OR DEFINED ENV{CUDAARCHS})
   message(STATUS "CUDA architectures: given by you (${CMAKE_CUDA_ARCHITECTURES}$ENV{CUDAARCHS})")
   return()
@@ -36,4 +41,5 @@ else()
   set(_why "no GPU visible: sm_90 code + compute_75 PTX")
 endif()
 set(CMAKE_CUDA_ARCHITECTURES "${_cuda_examples_archs}" CACHE STRING "CUDA architectures to build for")
+set(CUDA_EXAMPLES_AUTO_ARCHITECTURES "${_cuda_examples_archs}" CACHE INTERNAL "what we chose")
 message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (${_why})")
