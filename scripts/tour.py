@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""The tour: build the suite, run every example at its default size, and report.
+
+    python3 scripts/tour.py              everything (README command 1)
+    python3 scripts/tour.py --chapter 4  one chapter (repeat the flag for more)
+    python3 scripts/tour.py --quick      small sizes, for a fast look
+
+It measures this GPU's ceilings first (device-to-device copy, cuBLAS FP32,
+pinned host<->device copies), runs each program with --json, prints a progress
+line per program and one summary table, sets the documents' published figures
+beside ours, and writes everything to results/<date-time>/ (results.json,
+results.csv, summary.md, one log per program). scripts/plot_results.py turns
+that folder into pictures.
+
+Without a GPU it still runs what needs none (MM-CPU), marks every GPU row
+"skipped: ..." with the reason, and exits 0. With a GPU, any failed check
+(or a crash) makes it exit 1.
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Every program of the tour: chapter, folder, program, what it teaches, default
+# arguments, --quick arguments, and whether it needs a GPU.
+PROGRAMS = [
+    (2, "ch02_vector_add", "VA-GPU-11", "one thread does all", [], ["--n", "2^16"], True),
+    (2, "ch02_vector_add", "VA-GPU-N1", "blocks of one thread", [], ["--n", "2^16"], True),
+    (2, "ch02_vector_add", "VA-GPU-NN", "blocks x threads, grid-stride", [], ["--n", "2^22"], True),
+    (2, "ch02_vector_add", "VA-GPU-NN", "a grid that fills the GPU", ["--blocks", "auto"],
+     ["--blocks", "auto", "--n", "2^22"], True),
+]
+
+# Figures published in the source documents (Tesla C2075), and which of our
+# measurements compares with each. The documents timed allocation + copies +
+# kernel together, so our "end to end" time is the comparable one.
+DOCUMENT_FIGURES = []
+
+SKIP_VARIANTS = {"timeline", "device"}
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def run(cmd, cwd=ROOT, env=None):
+    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, errors="replace")
+
+
+def build(build_dir, preset):
+    """Configure and build with CMake; returns False (after saying why) on failure."""
+    setup = run(["bash", os.path.join(ROOT, "scripts", "setup.sh"), "examples"])
+    sys.stdout.write(setup.stdout)
+    if setup.returncode != 0:
+        sys.stderr.write(setup.stderr)
+        return False
+    jobs = str(os.cpu_count() or 2)
+    if build_dir:
+        configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DBUILD_TESTING=OFF"]
+        compile_ = ["cmake", "--build", build_dir, "-j", jobs]
+    else:
+        configure = ["cmake", "--preset", preset]
+        compile_ = ["cmake", "--build", "--preset", preset, "-j", jobs]
+    for step, cmd in (("configure", configure), ("build", compile_)):
+        started = time.time()
+        log(f"[build] {step}: {' '.join(cmd)}")
+        result = run(cmd)
+        if result.returncode != 0:
+            sys.stdout.write(result.stdout[-6000:])
+            sys.stderr.write(result.stderr[-6000:])
+            log(f"[build] {step} failed")
+            return False
+        log(f"[build] {step} done in {time.time() - started:.1f} s")
+    return True
+
+
+def parse_records(stdout):
+    records = []
+    for line in stdout.splitlines():
+        if line.startswith('{"schema"'):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return records
+
+
+def run_program(binary, args, log_path):
+    """Runs one program with --json; returns (status, seconds, records, detail)."""
+    started = time.time()
+    result = run([binary] + args + ["--json"])
+    seconds = time.time() - started
+    with open(log_path, "w") as f:
+        f.write(f"$ {binary} {' '.join(args)} --json\n{result.stdout}\n--- stderr ---\n{result.stderr}"
+                f"\n--- exit code {result.returncode} ---\n")
+    records = parse_records(result.stdout)
+    last_lines = [l for l in (result.stderr + result.stdout).strip().splitlines() if l.strip()]
+    detail = last_lines[-1] if last_lines else ""
+    if result.returncode == 77:
+        reason = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "no CUDA device"
+        return "skipped", seconds, records, reason
+    if result.returncode == 0:
+        return "PASS", seconds, records, detail
+    return "FAIL", seconds, records, f"exit code {result.returncode}: {detail}"
+
+
+def ceiling_values(records):
+    ceilings = {}
+    for r in records:
+        if r.get("program") == "ceilings":
+            if r["variant"] == "d2d-copy":
+                ceilings["dram"] = r["gbps"]
+            elif r["variant"] == "sgemm-fp32":
+                ceilings["fp32"] = r["gflops"]
+            elif r["variant"] == "h2d-pinned":
+                ceilings["h2d"] = r["gbps"]
+            elif r["variant"] == "d2h-pinned":
+                ceilings["d2h"] = r["gbps"]
+            elif r["variant"] == "device":
+                ceilings["device"] = r
+    if "h2d" in ceilings and "d2h" in ceilings:
+        ceilings["pcie"] = max(ceilings["h2d"], ceilings["d2h"])
+    return ceilings
+
+
+def fmt(value, spec):
+    return "" if value is None else format(value, spec)
+
+
+def summary_rows(runs, ceilings):
+    """One row per measurement record (or per program when it produced none)."""
+    rows = []
+    for entry in runs:
+        records = [r for r in entry["records"] if r.get("variant") not in SKIP_VARIANTS]
+        if not records:
+            rows.append({"chapter": entry["chapter"], "program": entry["program"], "variant": "",
+                         "teaches": entry["teaches"], "check": entry["status"] if entry["status"] != "skipped"
+                         else "skipped: " + entry["detail"]})
+            continue
+        for r in records:
+            time_ms = r.get("time_ms") or {}
+            rate, unit, ceiling_kind = None, "", r.get("ceiling") or r.get("peak")
+            if r.get("gflops") is not None:
+                rate, unit = r["gflops"], "GFLOP/s"
+                ceiling_kind = r.get("ceiling") or "fp32"
+            elif r.get("gbps") is not None:
+                rate, unit = r["gbps"], "GB/s"
+                ceiling_kind = r.get("ceiling") or "dram"
+            ceiling = ceilings.get(ceiling_kind)
+            pct_ceiling = 100.0 * rate / ceiling if rate is not None and ceiling else None
+            cpu_ms, median = r.get("cpu_ms"), time_ms.get("median")
+            speedup = cpu_ms / median if cpu_ms and median else None
+            verdict = r.get("verdict") or entry["status"]
+            if entry["status"] == "FAIL":
+                verdict = "FAIL"
+            rows.append({
+                "chapter": entry["chapter"], "program": r.get("program", entry["program"]),
+                "variant": r.get("variant", ""), "teaches": entry["teaches"],
+                "kernel_ms": median, "kernel_min_ms": time_ms.get("min"), "kernel_max_ms": time_ms.get("max"),
+                "end_to_end_ms": r.get("end_to_end_ms"), "rate": rate, "unit": unit,
+                "pct_theoretical_peak": r.get("pct_peak"), "ceiling": ceiling_kind,
+                "pct_measured_ceiling": pct_ceiling, "check": verdict, "speedup_vs_cpu": speedup,
+                "cpu_ms": cpu_ms,
+            })
+    return rows
+
+
+def table(rows, columns):
+    """A plain text table: columns = [(header, function(row) -> str)]."""
+    cells = [[h for h, _ in columns]] + [[f(r) for _, f in columns] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells[1:]]
+    return "\n".join(lines)
+
+
+def markdown(rows, columns):
+    out = ["| " + " | ".join(h for h, _ in columns) + " |", "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(f(r).replace("|", "/") for _, f in columns) + " |" for r in rows]
+    return "\n".join(out)
+
+
+SUMMARY_COLUMNS = [
+    ("ch", lambda r: str(r["chapter"])),
+    ("program", lambda r: r["program"] + (f" [{r['variant']}]" if r.get("variant") else "")),
+    ("teaches", lambda r: r["teaches"]),
+    ("kernel ms", lambda r: fmt(r.get("kernel_ms"), ".4g")),
+    ("end-to-end ms", lambda r: fmt(r.get("end_to_end_ms"), ".4g")),
+    ("rate", lambda r: (fmt(r.get("rate"), ".5g") + " " + r.get("unit", "")).strip()),
+    ("% peak", lambda r: fmt(r.get("pct_theoretical_peak"), ".1f")),
+    ("% ceiling", lambda r: (fmt(r.get("pct_measured_ceiling"), ".1f") +
+                             (f" ({r['ceiling']})" if r.get("pct_measured_ceiling") is not None else ""))),
+    ("check", lambda r: r.get("check", "")),
+    ("x CPU", lambda r: fmt(r.get("speedup_vs_cpu"), ".4g")),
+]
+
+
+def find_record(records, program, variant=None, **size):
+    for r in records:
+        if r.get("program") != program or (variant and r.get("variant") != variant):
+            continue
+        if all((r.get("size") or {}).get(k) == v for k, v in size.items()):
+            return r
+    return None
+
+
+def document_rows(all_records):
+    rows = []
+    for label, published, program, variant, size, measure in DOCUMENT_FIGURES:
+        r = find_record(all_records, program, variant, **size)
+        ours = None
+        if r is not None:
+            ours = r.get("end_to_end_ms") if measure == "end_to_end_ms" else (r.get("time_ms") or {}).get("median")
+        rows.append({"what": label, "document_ms": published, "ours_ms": ours,
+                     "measure": {"end_to_end_ms": "end to end", "median": "kernel-only median",
+                                 "cpu": "host clock"}.get(measure, measure),
+                     "kernel_ms": (r.get("time_ms") or {}).get("median") if r else None})
+    return rows
+
+
+def environment():
+    env = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
+           "cpu": platform.processor() or platform.machine(), "python": platform.python_version()}
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        q = run([smi, "--query-gpu=name,driver_version,compute_cap,memory.total", "--format=csv,noheader"])
+        if q.returncode == 0 and q.stdout.strip():
+            env["nvidia_smi"] = q.stdout.strip()
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if os.path.exists(nvcc):
+        v = run([nvcc, "--version"])
+        env["nvcc"] = v.stdout.strip().splitlines()[-1] if v.stdout.strip() else ""
+    return env
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chapter", type=int, action="append", help="run only this chapter (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    parser.add_argument("--no-build", action="store_true", help="use what is already built")
+    parser.add_argument("--build-dir", help="build here instead of the 'examples' preset's build-examples/")
+    parser.add_argument("--results", help="results folder (default results/<date-time>)")
+    opts = parser.parse_args()
+    chapters = sorted(set(opts.chapter)) if opts.chapter else None
+    if chapters and any(c not in {p[0] for p in PROGRAMS} for c in chapters):
+        parser.error(f"--chapter must be one of {sorted({p[0] for p in PROGRAMS})}")
+
+    tour_started = time.time()
+    build_dir = opts.build_dir or os.path.join(ROOT, "build-examples")
+    if not opts.no_build and not build(opts.build_dir, "examples"):
+        return 1
+    results = opts.results or os.path.join(ROOT, "results", datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(os.path.join(results, "logs"), exist_ok=True)
+    run_started = time.time()
+
+    # The ceilings, once per run, on the same device.
+    ceilings_bin = os.path.join(build_dir, "ceilings")
+    status, seconds, ceiling_records, detail = run_program(
+        ceilings_bin, ["--quick"] if opts.quick else [], os.path.join(results, "logs", "ceilings.txt"))
+    gpu = status != "skipped"
+    ceilings = ceiling_values(ceiling_records)
+    no_gpu_reason = detail.split(": ", 1)[-1] if not gpu else ""
+    log(f"[ceilings] {seconds:5.1f} s  {status if gpu else 'skipped: ' + no_gpu_reason}")
+    if status == "FAIL":
+        log(f"           {detail}")
+
+    selected = [p for p in PROGRAMS if not chapters or p[0] in chapters]
+    runs = []
+    for i, (chapter, folder, program, teaches, args, quick_args, needs_gpu) in enumerate(selected, 1):
+        binary = os.path.join(build_dir, folder, program)
+        use_args = quick_args if opts.quick else args
+        name = f"ch{chapter:02d} {program} {' '.join(use_args)}".strip()
+        log_name = f"{len(runs) + 1:02d}-{program}.txt"
+        if not os.path.exists(binary):
+            status, seconds, records, detail = "FAIL", 0.0, [], f"not built: {binary}"
+        else:
+            status, seconds, records, detail = run_program(binary, use_args, os.path.join(results, "logs", log_name))
+        if status == "skipped" and detail.split(": ", 1)[-1] == no_gpu_reason:
+            detail = "no CUDA device (the reason is above)"
+        shown = status if status != "skipped" else "skipped: " + detail
+        log(f"[{i:2d}/{len(selected)}] {name:<52} {seconds:6.1f} s  {shown}")
+        if status == "FAIL":
+            log(f"         {detail}")
+        runs.append({"chapter": chapter, "program": program, "teaches": teaches, "args": use_args,
+                     "status": status, "seconds": seconds, "detail": detail, "records": records,
+                     "needs_gpu": needs_gpu, "log": os.path.join("logs", log_name)})
+    run_seconds = time.time() - run_started
+
+    rows = summary_rows(runs, ceilings)
+    all_records = ceiling_records + [r for e in runs for r in e["records"]]
+    doc_rows = document_rows(all_records)
+    env = environment()
+
+    # Report.
+    log("\nSummary" + (f" on {ceilings['device']['device']}" if "device" in ceilings else ""))
+    if ceilings.get("dram"):
+        log(f"measured ceilings: device-to-device copy {ceilings['dram']:.0f} GB/s, cuBLAS FP32 "
+            f"{ceilings.get('fp32', 0):.0f} GFLOP/s, pinned host->device {ceilings.get('h2d', 0):.1f} GB/s, "
+            f"device->host {ceilings.get('d2h', 0):.1f} GB/s")
+    log(table(rows, SUMMARY_COLUMNS))
+    doc_columns = [("the documents (Tesla C2075)", lambda r: r["what"]),
+                   ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
+                   ("ours ms", lambda r: fmt(r["ours_ms"], ".4g") or "not run"),
+                   ("ours measures", lambda r: r["measure"]),
+                   ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g"))]
+    if doc_rows:
+        log("\n" + table(doc_rows, doc_columns))
+    failed = [e for e in runs if e["status"] == "FAIL"] + ([{"program": "ceilings"}] if status == "FAIL" else [])
+    log(f"\nRan {len(runs)} programs in {run_seconds:.1f} s (build excluded; {time.time() - tour_started:.1f} s "
+        f"in all). Results: {os.path.relpath(results, ROOT)}/")
+
+    # Files.
+    with open(os.path.join(results, "results.json"), "w") as f:
+        json.dump({"environment": env, "ceilings": {k: v for k, v in ceilings.items() if k != "device"},
+                   "device": ceilings.get("device"), "runs": runs, "ceiling_records": ceiling_records,
+                   "summary": rows, "documents": doc_rows, "run_seconds": run_seconds, "quick": opts.quick},
+                  f, indent=1)
+    fields = ["chapter", "program", "variant", "teaches", "kernel_ms", "kernel_min_ms", "kernel_max_ms",
+              "end_to_end_ms", "rate", "unit", "pct_theoretical_peak", "ceiling", "pct_measured_ceiling", "check",
+              "speedup_vs_cpu", "cpu_ms"]
+    with open(os.path.join(results, "results.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    with open(os.path.join(results, "summary.md"), "w") as f:
+        f.write(f"# Tour results\n\n{env.get('nvidia_smi', 'no GPU')}; {env.get('nvcc', '')}; {env['date']}\n\n")
+        f.write(markdown(rows, SUMMARY_COLUMNS) + "\n")
+        if doc_rows:
+            f.write("\n" + markdown(doc_rows, doc_columns) + "\n")
+
+    if not gpu:
+        log(f"GPU rows are skipped: {no_gpu_reason}. That is not a failure.")
+        failed = [e for e in failed if not e.get("needs_gpu", True) or e.get("detail", "").startswith("not built")]
+    if failed:
+        log("FAILED: " + ", ".join(e["program"] for e in failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
