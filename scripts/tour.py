@@ -44,7 +44,7 @@ PROGRAMS = [
 # kernel together, so our "end to end" time is the comparable one.
 DOCUMENT_FIGURES = []
 
-SKIP_VARIANTS = {"timeline", "device"}
+SKIP_VARIANTS = {"timeline", "device", "d2d-copy"}  # d2d-copy: the ceiling, measured once
 
 
 def log(msg=""):
@@ -337,6 +337,13 @@ def main():
         f.write(markdown(rows, SUMMARY_COLUMNS) + "\n")
         if doc_rows:
             f.write("\n" + markdown(doc_rows, doc_columns) + "\n")
+
+    # Pictures, when matplotlib is there.
+    plot = run([sys.executable, os.path.join(ROOT, "scripts", "plot_results.py"), results])
+    if plot.returncode == 0:
+        log("Plots: " + ", ".join(os.path.basename(l) for l in plot.stdout.split() if l.endswith(".png")))
+    else:
+        log("No plots: " + (plot.stderr.strip() or plot.stdout.strip()))
 
     if not gpu:
         log(f"GPU rows are skipped: {no_gpu_reason}. That is not a failure.")
