@@ -37,12 +37,48 @@ PROGRAMS = [
     (2, "ch02_vector_add", "VA-GPU-NN", "blocks x threads, grid-stride", [], ["--n", "2^22"], True),
     (2, "ch02_vector_add", "VA-GPU-NN", "a grid that fills the GPU", ["--blocks", "auto"],
      ["--blocks", "auto", "--n", "2^22"], True),
+    (3, "ch03_dot_product", "Dot-GM", "products in global memory, CPU sums", [], ["--n", "2^22"], True),
+    (3, "ch03_dot_product", "Dot-SM", "shared-memory reduction, 32 blocks", [], ["--n", "2^22"], True),
+    (3, "ch03_dot_product", "Dot-SM", "the same without the 32-block cap", ["--blocks", "uncapped"],
+     ["--blocks", "uncapped", "--n", "2^22"], True),
+    (3, "ch03_dot_product", "Dot-SM-Warp", "warp shuffles, sum on the GPU; CUB", [], ["--n", "2^22"], True),
+    (3, "ch03_dot_product", "reduction", "divergence and memory choice", [], ["--n", "2^22"], True),
+    (3, "ch03_dot_product", "stencil_1d", "a halo in shared memory", [], ["--n", "2^20"], True),
+    (4, "ch04_matmul", "MM-CPU", "the triple loop on one CPU core", [], ["--width", "256"], False),
+    (4, "ch04_matmul", "MM-GPU-GM", "one thread per output element", [], ["--width", "256"], True),
+    (4, "ch04_matmul", "MM-GPU-GM", "the sum kept in global memory", ["--accumulate", "global"],
+     ["--accumulate", "global", "--width", "256"], True),
+    (4, "ch04_matmul", "MM-GPU-SM", "tiles staged in shared memory", [], ["--width", "256"], True),
+    (4, "ch04_matmul", "MM-GPU-RT", "a tile of outputs per thread", [], ["--width", "256"], True),
+    (4, "ch04_matmul", "MM-cuBLAS", "the vendor library (FP32)", [], ["--width", "256"], True),
+    (4, "ch04_matmul", "MM-GPU-SM", "tiles, at Width 4096", ["--width", "4096", "--init", "random"],
+     ["--width", "512", "--init", "random"], True),
+    (4, "ch04_matmul", "MM-GPU-RT", "register tiling, at Width 4096", ["--width", "4096", "--init", "random"],
+     ["--width", "512", "--init", "random"], True),
+    (4, "ch04_matmul", "MM-cuBLAS", "cuBLAS, at Width 4096", ["--width", "4096", "--init", "random"],
+     ["--width", "512", "--init", "random"], True),
+    (5, "ch05_raytrace", "ray_noconst", "spheres in global memory", ["--output", "{results}/ray_noconst.png"],
+     ["--dim", "256", "--output", "{results}/ray_noconst.png"], True),
+    (5, "ch05_raytrace", "ray", "spheres in constant memory", ["--output", "{results}/ray.png"],
+     ["--dim", "256", "--output", "{results}/ray.png"], True),
+    (5, "ch05_raytrace", "visible_spheres", "a boolean hit map, as ASCII", ["--quiet"], ["--quiet"], True),
+    (6, "ch06_streams", "pinned_vs_pageable", "pinned vs pageable copies", ["--sweep", "--max-mb", "256"],
+     ["--mb", "16"], True),
+    (6, "ch06_streams", "streams", "overlapping copies and kernels", [], ["--n", "2^22"], True),
 ]
 
 # Figures published in the source documents (Tesla C2075), and which of our
-# measurements compares with each. The documents timed allocation + copies +
-# kernel together, so our "end to end" time is the comparable one.
-DOCUMENT_FIGURES = []
+# measurements compares with each: (label, their ms, their speedup over the CPU,
+# program, variant, size, which of our times). The documents timed allocation +
+# copies + kernel together, so our end-to-end time is the comparable one.
+DOCUMENT_FIGURES = [
+    ("MM-CPU, Width 1024", 40504.82, None, "MM-CPU", None, {"width": 1024}, "median"),
+    ("MM-GPU-GM, Width 1024", 52.46, 772, "MM-GPU-GM", "register-sum", {"width": 1024}, "end_to_end_ms"),
+    ("MM-GPU-SM, Width 1024", 24.34, 1664, "MM-GPU-SM", "tiled", {"width": 1024}, "end_to_end_ms"),
+    ("ray_noconst, 20 spheres, 1024 x 1024", 6.76, None, "ray_noconst", "global", {"dim": 1024, "spheres": 20},
+     "end_to_end_ms"),
+    ("ray (constant memory)", 6.28, None, "ray", "constant", {"dim": 1024, "spheres": 20}, "end_to_end_ms"),
+]
 
 SKIP_VARIANTS = {"timeline", "device", "d2d-copy"}  # d2d-copy: the ceiling, measured once
 
@@ -136,6 +172,20 @@ def fmt(value, spec):
     return "" if value is None else format(value, spec)
 
 
+def cpu_baseline(runs, record):
+    """The CPU time for the same problem: the record's own cpu_ms, or MM-CPU's at the same Width."""
+    if record.get("cpu_ms"):
+        return record["cpu_ms"]
+    width = (record.get("size") or {}).get("width")
+    if width is None or record.get("program") == "MM-CPU":
+        return None
+    for entry in runs:
+        for r in entry["records"]:
+            if r.get("program") == "MM-CPU" and (r.get("size") or {}).get("width") == width:
+                return (r.get("time_ms") or {}).get("median")
+    return None
+
+
 def summary_rows(runs, ceilings):
     """One row per measurement record (or per program when it produced none)."""
     rows = []
@@ -157,7 +207,7 @@ def summary_rows(runs, ceilings):
                 ceiling_kind = r.get("ceiling") or "dram"
             ceiling = ceilings.get(ceiling_kind)
             pct_ceiling = 100.0 * rate / ceiling if rate is not None and ceiling else None
-            cpu_ms, median = r.get("cpu_ms"), time_ms.get("median")
+            cpu_ms, median = cpu_baseline(runs, r), time_ms.get("median")
             speedup = cpu_ms / median if cpu_ms and median else None
             verdict = r.get("verdict") or entry["status"]
             if entry["status"] == "FAIL":
@@ -216,15 +266,19 @@ def find_record(records, program, variant=None, **size):
 
 def document_rows(all_records):
     rows = []
-    for label, published, program, variant, size, measure in DOCUMENT_FIGURES:
+    cpu = find_record(all_records, "MM-CPU", None, width=1024)
+    cpu_ms = (cpu.get("time_ms") or {}).get("median") if cpu else None
+    for label, published, their_speedup, program, variant, size, measure in DOCUMENT_FIGURES:
         r = find_record(all_records, program, variant, **size)
         ours = None
         if r is not None:
             ours = r.get("end_to_end_ms") if measure == "end_to_end_ms" else (r.get("time_ms") or {}).get("median")
+        is_cpu = program == "MM-CPU"
         rows.append({"what": label, "document_ms": published, "ours_ms": ours,
-                     "measure": {"end_to_end_ms": "end to end", "median": "kernel-only median",
-                                 "cpu": "host clock"}.get(measure, measure),
-                     "kernel_ms": (r.get("time_ms") or {}).get("median") if r else None})
+                     "measure": "host clock, CPU" if is_cpu else "end to end (malloc + copies + kernel)",
+                     "kernel_ms": None if is_cpu or r is None else (r.get("time_ms") or {}).get("median"),
+                     "their_speedup": their_speedup,
+                     "our_speedup": cpu_ms / ours if their_speedup and cpu_ms and ours else None})
     return rows
 
 
@@ -278,7 +332,7 @@ def main():
     runs = []
     for i, (chapter, folder, program, teaches, args, quick_args, needs_gpu) in enumerate(selected, 1):
         binary = os.path.join(build_dir, folder, program)
-        use_args = quick_args if opts.quick else args
+        use_args = [a.replace("{results}", results) for a in (quick_args if opts.quick else args)]
         name = f"ch{chapter:02d} {program} {' '.join(use_args)}".strip()
         log_name = f"{len(runs) + 1:02d}-{program}.txt"
         if not os.path.exists(binary):
@@ -312,7 +366,9 @@ def main():
                    ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
                    ("ours ms", lambda r: fmt(r["ours_ms"], ".4g") or "not run"),
                    ("ours measures", lambda r: r["measure"]),
-                   ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g"))]
+                   ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g")),
+                   ("their x CPU", lambda r: fmt(r["their_speedup"], "g")),
+                   ("our x CPU (end to end)", lambda r: fmt(r["our_speedup"], ".4g"))]
     if doc_rows:
         log("\n" + table(doc_rows, doc_columns))
     failed = [e for e in runs if e["status"] == "FAIL"] + ([{"program": "ceilings"}] if status == "FAIL" else [])
@@ -341,7 +397,8 @@ def main():
     # Pictures, when matplotlib is there.
     plot = run([sys.executable, os.path.join(ROOT, "scripts", "plot_results.py"), results])
     if plot.returncode == 0:
-        log("Plots: " + ", ".join(os.path.basename(l) for l in plot.stdout.split() if l.endswith(".png")))
+        drawn = [os.path.basename(l) for l in plot.stdout.split() if l.endswith(".png")]
+        log("Plots: " + (", ".join(drawn) if drawn else "none (nothing measured to draw)"))
     else:
         log("No plots: " + (plot.stderr.strip() or plot.stdout.strip()))
 
