@@ -1,0 +1,292 @@
+// Dot-SM-Warp.cu -- the dot product at the speed of memory (chapter 3, step 3 of 3).
+//
+// The next step after Dot-SM, beyond the document. Three changes:
+//  1. No 32-block cap: the grid is sized from the device (as many blocks as
+//     its multiprocessors keep resident), so every SM has work and enough
+//     loads are in flight to keep the memory busy.
+//  2. Warp shuffles: the 32 threads of a warp add their sums through
+//     __shfl_down_sync, register to register, with no shared memory and no
+//     __syncthreads(); shared memory is only used to pass one value per warp.
+//     A block size that is any multiple of 32 works, not only powers of two.
+//  3. The final sum stays on the GPU: a second, one-block launch adds the
+//     per-block partial sums, so the answer is ready on the device.
+// Each thread also reads 16 bytes at a time (float4): fewer, wider loads.
+//
+// Then it asks a vendor library for the same dot product -- CUB, which ships
+// with the CUDA toolkit -- and prints both speeds and their ratio.
+//
+// Standalone build, from this folder:
+//   nvcc -std=c++17 -O2 -o Dot-SM-Warp Dot-SM-Warp.cu
+// Run:
+//   ./Dot-SM-Warp                 N = 2^28, the document's data, grid sized from the GPU
+//   ./Dot-SM-Warp --data random   values in [-1, 1]
+//   ./Dot-SM-Warp --help          every option
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <cub/device/device_reduce.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include "../common/args.h"
+#include "../common/device_info.h"
+#include "../common/handle_error.h"
+#include "../common/report.h"
+#include "../common/timer.h"
+#include "dot_reference.h"
+
+const int WARP_SIZE = 32;
+const unsigned FULL_WARP = 0xffffffffu;  // all 32 lanes take part in a shuffle
+const int SECOND_PASS_THREADS = 1024;
+
+// The sum of `v` over the 32 lanes of a warp, in 5 steps: each lane adds the
+// value of the lane `offset` places above it (16, 8, 4, 2, 1). Lane 0 ends
+// with the total. No barrier: the lanes of a warp step through a shuffle together.
+__device__ float warp_sum(float v) {
+    for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2)
+        v += __shfl_down_sync(FULL_WARP, v, offset);
+    return v;
+}
+
+// The sum of `v` over the block; thread 0 ends with the total. blockDim.x must
+// be a multiple of 32 (whole warps): a full-warp shuffle needs all 32 lanes.
+__device__ float block_sum(float v) {
+    __shared__ float warp_sums[WARP_SIZE];  // at most 1024 / 32 = 32 warps
+    int lane = threadIdx.x % WARP_SIZE;
+    int warp = threadIdx.x / WARP_SIZE;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();  // every warp's sum is written before warp 0 reads them
+    if (warp == 0) {
+        int warps = blockDim.x / WARP_SIZE;
+        v = warp_sum(lane < warps ? warp_sums[lane] : 0.0f);
+    }
+    return v;
+}
+
+// Pass 1: each block writes the sum of its threads' products to partial[blockIdx.x].
+// a and b must be 16-byte aligned (cudaMalloc gives 256) to be read as float4.
+__global__ void dot_warp(const float* a, const float* b, float* partial, long long n) {
+    const float4* a4 = reinterpret_cast<const float4*>(a);
+    const float4* b4 = reinterpret_cast<const float4*>(b);
+    long long n4 = n / 4;  // whole groups of four
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    float sum = 0;
+    for (long long k = i; k < n4; k += stride) {
+        float4 x = a4[k], y = b4[k];
+        sum += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
+    }
+    // The last n % 4 elements (at most 3), one each for the first threads.
+    if (i < n - 4 * n4) sum += a[4 * n4 + i] * b[4 * n4 + i];
+
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) partial[blockIdx.x] = sum;
+}
+
+// Pass 2: one block adds the `count` partial sums and writes the answer.
+__global__ void sum_partials(const float* partial, int count, float* result) {
+    float sum = 0;
+    for (int k = threadIdx.x; k < count; k += blockDim.x) sum += partial[k];
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) *result = sum;
+}
+
+// The launch shared by main() below and by tests/ch03_dot_product: both
+// passes, the answer in dev_result[0]. dev_partial must hold `blocks` floats.
+//
+// Why a second pass and not atomicAdd(result, block_sum) from every block?
+// Atomics finish in whatever order the blocks do, and float addition is not
+// associative, so the answer would change in its last bits from run to run;
+// they also need result zeroed before every launch. The second launch costs a
+// few microseconds, and the answer is the same every time on the same GPU.
+void dot_sm_warp(const float* dev_a, const float* dev_b, float* dev_partial, float* dev_result, long long n,
+                 int blocks, int threads) {
+    dot_warp<<<blocks, threads>>>(dev_a, dev_b, dev_partial, n);
+    CHECK_LAUNCH();
+    sum_partials<<<1, SECOND_PASS_THREADS>>>(dev_partial, blocks, dev_result);
+    CHECK_LAUNCH();
+}
+
+// The grid sized from the device: the blocks its SMs keep resident at once
+// (asked of the occupancy calculator), but no more than there are groups of
+// four elements to go around.
+int dot_warp_blocks(long long n, int threads, const DeviceInfo& dev) {
+    int blocks_per_sm = 0;
+    HANDLE_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, dot_warp, threads, 0));
+    long long needed = ceil_div(ceil_div(n, 4), threads);
+    long long resident = (long long)blocks_per_sm * dev.sm_count;
+    return (int)(needed < resident ? needed : resident);
+}
+
+// The longest chain of float roundings a product goes through: the product,
+// three additions inside its float4, one per later turn of the thread's loop,
+// the tail, the warp (5 levels) and block (5) trees, then pass 2's loop and trees.
+long long dot_warp_rounding_depth(long long n, long long blocks, int threads) {
+    long long loop_turns = ceil_div(n / 4, blocks * threads);
+    return 1 + 3 + loop_turns + 1 + 10 + ceil_div(blocks, SECOND_PASS_THREADS) + 10;
+}
+
+// The vendor's dot product: CUB's DeviceReduce::TransformReduce adds up
+// product(i) = a[i] * b[i] for i = 0 .. n-1 in one fused pass. It needs
+// scratch memory; the first call (temp == nullptr) only says how much.
+struct Product {
+    const float* a;
+    const float* b;
+    __device__ float operator()(long long i) const { return a[i] * b[i]; }
+};
+
+size_t cub_dot_temp_bytes(long long n) {
+    size_t bytes = 0;
+    HANDLE_ERROR(cub::DeviceReduce::TransformReduce(nullptr, bytes, thrust::counting_iterator<long long>(0),
+                                                    (float*)nullptr, n, cuda::std::plus<float>(),
+                                                    Product{nullptr, nullptr}, 0.0f));
+    return bytes;
+}
+
+void cub_dot(const float* dev_a, const float* dev_b, float* dev_result, long long n, void* dev_temp,
+             size_t temp_bytes) {
+    HANDLE_ERROR(cub::DeviceReduce::TransformReduce(dev_temp, temp_bytes, thrust::counting_iterator<long long>(0),
+                                                    dev_result, n, cuda::std::plus<float>(),
+                                                    Product{dev_a, dev_b}, 0.0f));
+    CHECK_LAUNCH();
+}
+
+#ifndef CUDA_EXAMPLES_NO_MAIN
+const char* USAGE =
+    "usage: Dot-SM-Warp [--n N] [--data document|random] [--threads T] [--blocks B|auto] [--repeats R] [--json]\n"
+    "  --n N          elements per vector (default 2^28; at most 2^31)\n"
+    "  --data D       'document': a[i] = i, b[i] = 2i (default); 'random': values in [-1, 1]\n"
+    "  --threads T    threads per block, a multiple of 32 up to 1024 (default 256)\n"
+    "  --blocks B     blocks in the grid, or 'auto' to size it from the GPU (default auto)\n"
+    "  --repeats R    timed launches after a warm-up (default 20)\n"
+    "  --json         also print one JSON record per measurement\n";
+
+int main(int argc, char** argv) {
+    Args args(argc, argv, "Dot-SM-Warp", USAGE);
+    long long n = args.integer("--n", 1LL << 28, 1, 1LL << 31);
+    std::string data = args.text("--data", "document");
+    if (data != "document" && data != "random") args.fail("--data must be 'document' or 'random'");
+    int threads = (int)args.integer("--threads", 256, 1, 1024);
+    if (threads % WARP_SIZE != 0)
+        args.fail("--threads " + std::to_string(threads) +
+                  " is not a multiple of 32: the warp shuffle needs every warp complete");
+    std::string blocks_text = args.text("--blocks", "auto");
+    bool auto_grid = blocks_text == "auto";
+    long long blocks = auto_grid ? 0 : args.to_integer("--blocks", blocks_text, 1, 2147483647);
+    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
+    bool json = args.flag("--json");
+    args.done();
+    size_t bytes = checked_bytes(args, n, sizeof(float), 1);
+
+    DeviceInfo dev = require_device("Dot-SM-Warp");
+    if (auto_grid) blocks = dot_warp_blocks(n, threads, dev);
+    size_t partial_bytes = checked_bytes(args, blocks, sizeof(float), 1);
+    size_t temp_bytes = cub_dot_temp_bytes(n);
+    check_fits_on_device(args, 2 * bytes + partial_bytes + temp_bytes + 2 * sizeof(float));
+    print_device(dev);
+    std::printf("Dot-SM-Warp: N = %lld (%s data), %lld blocks x %d threads%s, then 1 x %d\n", n, data.c_str(),
+                blocks, threads, auto_grid ? " (sized from the device)" : "", SECOND_PASS_THREADS);
+
+    float* a = (float*)host_alloc(args, bytes);
+    float* b = (float*)host_alloc(args, bytes);
+    if (data == "document") {
+        fill_document_data(a, b, n);
+    } else {
+        fill_random(a, n, 1, -1.0f, 1.0f);
+        fill_random(b, n, 2, -1.0f, 1.0f);
+    }
+    HostTimer cpu_timer;
+    Reference ref = dot_reference(a, b, n);
+    double cpu_ms = cpu_timer.stop_ms();
+
+    // End to end: allocate, copy in, both passes, copy one float back.
+    HostTimer end_to_end;
+    float *dev_a, *dev_b, *dev_partial, *dev_result, *dev_cub_result;
+    void* dev_temp;
+    HANDLE_ERROR(cudaMalloc((void**)&dev_a, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_b, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_partial, partial_bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_result, sizeof(float)));
+    HANDLE_ERROR(cudaMemset(dev_partial, 0xFF, partial_bytes));  // poison: NaN until written
+    HANDLE_ERROR(cudaMemset(dev_result, 0xFF, sizeof(float)));
+    HANDLE_ERROR(cudaMemcpy(dev_a, a, bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dev_b, b, bytes, cudaMemcpyHostToDevice));
+    dot_sm_warp(dev_a, dev_b, dev_partial, dev_result, n, (int)blocks, threads);
+    float gpu_sum = 0;
+    HANDLE_ERROR(cudaMemcpy(&gpu_sum, dev_result, sizeof(float), cudaMemcpyDeviceToHost));
+    double end_to_end_ms = end_to_end.stop_ms();
+
+    // The vendor's answer, from the same inputs.
+    HANDLE_ERROR(cudaMalloc((void**)&dev_cub_result, sizeof(float)));
+    HANDLE_ERROR(cudaMalloc(&dev_temp, temp_bytes ? temp_bytes : 1));
+    HANDLE_ERROR(cudaMemset(dev_cub_result, 0xFF, sizeof(float)));
+    cub_dot(dev_a, dev_b, dev_cub_result, n, dev_temp, temp_bytes);
+    float cub_sum = 0;
+    HANDLE_ERROR(cudaMemcpy(&cub_sum, dev_cub_result, sizeof(float), cudaMemcpyDeviceToHost));
+
+    long long depth = dot_warp_rounding_depth(n, blocks, threads);
+    bool pass = within_bound(gpu_sum, ref, depth);
+    double error = std::fabs(gpu_sum - ref.sum), bound = float_error_bound(depth, ref);
+    double cub_error = std::fabs(cub_sum - ref.sum);
+
+    // Kernel only: ours (both passes), CUB's, and a device-to-device copy of
+    // the same bytes as a yardstick of what this memory can do.
+    TimingStats ours = time_gpu([&] { dot_sm_warp(dev_a, dev_b, dev_partial, dev_result, n, (int)blocks, threads); },
+                                repeats);
+    TimingStats vendor = time_gpu([&] { cub_dot(dev_a, dev_b, dev_cub_result, n, dev_temp, temp_bytes); }, repeats);
+    TimingStats copy = time_gpu([&] {
+        HANDLE_ERROR(cudaMemcpyAsync(dev_b, dev_a, bytes, cudaMemcpyDeviceToDevice));
+    }, repeats);
+
+    double peak = dev.peak_bandwidth_gbs();
+    double ours_gbs = 2.0 * bytes / (ours.median_ms * 1e6);  // read a and b
+    double vendor_gbs = 2.0 * bytes / (vendor.median_ms * 1e6);
+    double copy_gbs = 2.0 * bytes / (copy.median_ms * 1e6);  // read + write
+    double ratio = ours_gbs / vendor_gbs;
+
+    std::printf("  GPU dot product (both passes on the GPU) %.9e\n", (double)gpu_sum);
+    std::printf("  CUB TransformReduce                      %.9e  (|CUB - reference| = %.3e)\n",
+                (double)cub_sum, cub_error);
+    std::printf("  CPU reference in double                  %.9e  (%.1f ms)\n", ref.sum, cpu_ms);
+    if (data == "document")
+        std::printf("  closed form 2*sum(i^2): exact %.9e, in float as the document %.9e\n",
+                    closed_form_exact(n), (double)document_closed_form_float(n));
+    std::printf("  |GPU - reference| = %.3e, allowed %.3e (%lld roundings x 2^-24 x sum|a*b| = %.3e)\n", error,
+                bound, depth, ref.sum_abs);
+    std::printf("  end to end (malloc + copies + both passes + copy back): %.3f ms\n", end_to_end_ms);
+    print_timing("Dot-SM-Warp (2 passes)", ours, ours_gbs, 100 * ours_gbs / peak);
+    print_timing("CUB DeviceReduce::TransformReduce", vendor, vendor_gbs, 100 * vendor_gbs / peak);
+    print_timing("device-to-device cudaMemcpy", copy, copy_gbs, 100 * copy_gbs / peak);
+    std::printf("  Dot-SM-Warp reaches %.1f%% of CUB's bandwidth (goal: at least 95%%)\n", 100 * ratio);
+
+    const char* result = pass ? "PASS" : "FAIL";
+    JsonRecord size, launch;
+    size.add("n", n).add("bytes_moved", (long long)(2 * bytes));
+    launch.add("blocks", blocks).add("threads", threads).add("auto", auto_grid)
+        .add("second_pass_threads", SECOND_PASS_THREADS);
+    print_json(json, measurement("Dot-SM-Warp", "two-pass", dev, ours, ours_gbs, NAN, result)
+                         .add("size", size).add("launch", launch).add("data", data)
+                         .add("end_to_end_ms", end_to_end_ms).add("cpu_ms", cpu_ms)
+                         .add("vendor_gbs", vendor_gbs).add("ratio_to_vendor", ratio)
+                         .add("abs_error", error).add("error_bound", bound));
+    print_json(json, measurement("Dot-SM-Warp", "cub", dev, vendor, vendor_gbs, NAN,
+                                 within_bound(cub_sum, ref, depth) ? "PASS" : "UNCHECKED")
+                         .add("size", size).add("cpu_ms", cpu_ms).add("abs_error", cub_error));
+    print_json(json, measurement("Dot-SM-Warp", "d2d-copy", dev, copy, copy_gbs, NAN, "PASS").add("size", size));
+
+    HANDLE_ERROR(cudaFree(dev_a));
+    HANDLE_ERROR(cudaFree(dev_b));
+    HANDLE_ERROR(cudaFree(dev_partial));
+    HANDLE_ERROR(cudaFree(dev_result));
+    HANDLE_ERROR(cudaFree(dev_cub_result));
+    HANDLE_ERROR(cudaFree(dev_temp));
+    std::free(a);
+    std::free(b);
+
+    char detail[200];
+    std::snprintf(detail, sizeof detail, "%s: |GPU - CPU double| = %.3e, allowed %.3e",
+                  pass ? "the GPU dot product matches the CPU" : "the GPU dot product is wrong", error, bound);
+    return verdict(pass, detail);
+}
+#endif

@@ -1,0 +1,227 @@
+// reduction.cu -- one sum, four ways: what divergence and memory choice cost.
+//
+// Every kernel here does the same job: each block of T threads adds up T
+// consecutive elements (one per thread; past the end a thread contributes 0)
+// and writes one partial sum; the CPU adds the partial sums, as the documents
+// do. Only the way the block adds up its T values changes:
+//
+//   thread0             thread 0 adds all T values alone, the others wait
+//   interleaved-global  a tree in global memory: at stride s, the threads whose
+//                       index is a multiple of 2s add the value s places on
+//   interleaved-shared  the same tree in __shared__ memory
+//   sequential          a tree that halves the block: the first T/2 threads add
+//                       the upper half into the lower half, then T/4, ...
+//
+// The interleaved trees keep threads 0, 2, 4, ... busy at the first step,
+// 0, 4, 8, ... at the second: every warp has a few working lanes and all its
+// other lanes idle (divergence), so no warp can retire early. The sequential
+// tree keeps the working threads contiguous: whole warps finish and leave.
+// The trees need T to be a power of two, so --threads insists on one.
+//
+// Standalone build, from this folder:
+//   nvcc -std=c++17 -O2 -o reduction reduction.cu
+// Run:
+//   ./reduction                         all four kernels, N = 2^28, T = 512
+//   ./reduction --kernel sequential     one of them
+//   ./reduction --help                  every option
+
+#include <cstdio>
+#include <string>
+#include "../common/args.h"
+#include "../common/device_info.h"
+#include "../common/handle_error.h"
+#include "../common/report.h"
+#include "../common/timer.h"
+#include "dot_reference.h"
+
+// The block's T values live in dynamically sized shared memory: its size, T
+// floats, is the third number between <<< and >>> at the launch.
+extern __shared__ float cache[];
+
+// The value a thread brings: its element, or 0 past the end of the input.
+// (The documents padded the host array with zeros instead.)
+__device__ float my_element(const float* in, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    return i < n ? in[i] : 0.0f;
+}
+
+// Solution #0: the block's threads fill the cache, then thread 0 adds it up.
+// T - 1 threads do nothing while one does T additions.
+__global__ void reduce_thread0(const float* in, float* partial, long long n) {
+    cache[threadIdx.x] = my_element(in, n);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float sum = 0;
+        for (int k = 0; k < blockDim.x; k++) sum += cache[k];
+        partial[blockIdx.x] = sum;
+    }
+}
+
+// The interleaved tree in global memory. The document reduced its input in
+// place; we copy it to `work` first so the input survives (and so every
+// timed run adds the same numbers). Every step reads and writes global memory.
+//
+// The loop's trip count depends on blockDim.x only, so every thread runs
+// every step and reaches every __syncthreads(). The document's small
+// reduction looped while `i + stride < n`: threads near the end stopped
+// early, and a barrier that some threads of a block skip is undefined.
+__global__ void reduce_interleaved_global(const float* in, float* work, float* partial, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    work[i] = my_element(in, n);
+    __syncthreads();  // also orders global memory between the threads of a block
+    for (int stride = 1; stride < blockDim.x; stride *= 2) {
+        if (threadIdx.x % (2 * stride) == 0) work[i] += work[i + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = work[i];
+}
+
+// The same interleaved tree in shared memory: one global read per element.
+__global__ void reduce_interleaved_shared(const float* in, float* partial, long long n) {
+    int t = threadIdx.x;
+    cache[t] = my_element(in, n);
+    __syncthreads();
+    for (int stride = 1; stride < blockDim.x; stride *= 2) {
+        if (t % (2 * stride) == 0) cache[t] += cache[t + stride];
+        __syncthreads();
+    }
+    if (t == 0) partial[blockIdx.x] = cache[0];
+}
+
+// Solution #1 (and Dot-SM's tree): halve the block each step.
+__global__ void reduce_sequential(const float* in, float* partial, long long n) {
+    int t = threadIdx.x;
+    cache[t] = my_element(in, n);
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (t < half) cache[t] += cache[t + half];
+        __syncthreads();
+    }
+    if (t == 0) partial[blockIdx.x] = cache[0];
+}
+
+const char* KERNEL_NAMES[] = {"thread0", "interleaved-global", "interleaved-shared", "sequential"};
+const int KERNEL_COUNT = 4;
+
+// A kernel's number from its name, or -1.
+int kernel_number(const std::string& name) {
+    for (int k = 0; k < KERNEL_COUNT; k++)
+        if (name == KERNEL_NAMES[k]) return k;
+    return -1;
+}
+
+long long reduction_blocks(long long n, int threads) { return ceil_div(n, threads); }
+
+// The launch shared by main() below and by tests/ch03_dot_product: kernel k
+// on `threads` threads per block (a power of two), one partial per block.
+// dev_partial holds reduction_blocks(n, threads) floats; dev_work (only for
+// interleaved-global) holds reduction_blocks(n, threads) * threads floats.
+void reduce(int k, const float* dev_in, float* dev_work, float* dev_partial, long long n, int threads) {
+    unsigned blocks = (unsigned)reduction_blocks(n, threads);
+    size_t shared_bytes = threads * sizeof(float);
+    if (k == 0) reduce_thread0<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
+    if (k == 1) reduce_interleaved_global<<<blocks, threads>>>(dev_in, dev_work, dev_partial, n);
+    if (k == 2) reduce_interleaved_shared<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
+    if (k == 3) reduce_sequential<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
+    CHECK_LAUNCH();
+}
+
+// The longest chain of float roundings: T additions for thread 0, log2(T) for a tree.
+long long reduction_rounding_depth(int k, int threads) {
+    return k == 0 ? threads : tree_levels(threads);
+}
+
+double sum_on_cpu(const float* partial, long long count) {
+    double sum = 0;
+    for (long long i = 0; i < count; i++) sum += partial[i];
+    return sum;
+}
+
+#ifndef CUDA_EXAMPLES_NO_MAIN
+const char* USAGE =
+    "usage: reduction [--kernel K|all] [--n N] [--threads T] [--repeats R] [--json]\n"
+    "  --kernel K     thread0, interleaved-global, interleaved-shared, sequential, or all (default)\n"
+    "  --n N          elements to add up, random in [0, 1) (default 2^28; at most 2^31)\n"
+    "  --threads T    threads per block, a power of two from 1 to 1024 (default 512)\n"
+    "  --repeats R    timed launches after a warm-up (default 20)\n"
+    "  --json         also print one JSON record per measurement\n";
+
+int main(int argc, char** argv) {
+    Args args(argc, argv, "reduction", USAGE);
+    std::string kernel_text = args.text("--kernel", "all");
+    int only = kernel_text == "all" ? -1 : kernel_number(kernel_text);
+    if (kernel_text != "all" && only < 0)
+        args.fail("--kernel '" + kernel_text + "' is not one of thread0, interleaved-global, "
+                  "interleaved-shared, sequential, all");
+    long long n = args.integer("--n", 1LL << 28, 1, 1LL << 31);
+    int threads = (int)args.integer("--threads", 512, 1, 1024);
+    if (!is_power_of_two(threads))
+        args.fail("--threads " + std::to_string(threads) +
+                  " is not a power of two: the tree reductions halve the block until one value is left");
+    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
+    bool json = args.flag("--json");
+    args.done();
+    long long blocks = reduction_blocks(n, threads);
+    if (blocks > 2147483647) args.fail("--n over --threads needs more than 2^31 - 1 blocks; use more threads");
+    size_t bytes = checked_bytes(args, n, sizeof(float), 1);
+    size_t work_bytes = checked_bytes(args, blocks * threads, sizeof(float), 1);
+    size_t partial_bytes = checked_bytes(args, blocks, sizeof(float), 1);
+
+    DeviceInfo dev = require_device("reduction");
+    check_fits_on_device(args, bytes + work_bytes + partial_bytes);
+    print_device(dev);
+    std::printf("reduction: N = %lld random values in [0, 1), %lld blocks x %d threads\n", n, blocks, threads);
+
+    float* in = (float*)host_alloc(args, bytes);
+    float* partial = (float*)host_alloc(args, partial_bytes);
+    fill_random(in, n, 3, 0.0f, 1.0f);
+    HostTimer cpu_timer;
+    Reference ref = sum_reference(in, n);
+    double cpu_ms = cpu_timer.stop_ms();
+    std::printf("  CPU reference in double: %.9e (%.1f ms)\n", ref.sum, cpu_ms);
+
+    float *dev_in, *dev_work, *dev_partial;
+    HANDLE_ERROR(cudaMalloc((void**)&dev_in, bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_work, work_bytes));
+    HANDLE_ERROR(cudaMalloc((void**)&dev_partial, partial_bytes));
+    HANDLE_ERROR(cudaMemcpy(dev_in, in, bytes, cudaMemcpyHostToDevice));
+
+    bool all_pass = true;
+    std::string failed;
+    for (int k = 0; k < KERNEL_COUNT; k++) {
+        if (only >= 0 && k != only) continue;
+        HANDLE_ERROR(cudaMemset(dev_partial, 0xFF, partial_bytes));  // poison: NaN until written
+        reduce(k, dev_in, dev_work, dev_partial, n, threads);
+        HANDLE_ERROR(cudaMemcpy(partial, dev_partial, partial_bytes, cudaMemcpyDeviceToHost));
+        double gpu_sum = sum_on_cpu(partial, blocks);
+        long long depth = reduction_rounding_depth(k, threads);
+        bool pass = within_bound(gpu_sum, ref, depth);
+        double error = std::fabs(gpu_sum - ref.sum), bound = float_error_bound(depth, ref);
+        if (!pass) {
+            all_pass = false;
+            failed += std::string(failed.empty() ? "" : ", ") + KERNEL_NAMES[k];
+        }
+
+        TimingStats t = time_gpu([&] { reduce(k, dev_in, dev_work, dev_partial, n, threads); }, repeats);
+        double gbs = (double)bytes / (t.median_ms * 1e6);  // each input element read once
+        std::printf("  %-18s sum %.9e  |error| %.2e <= %.2e? %s\n", KERNEL_NAMES[k], gpu_sum, error, bound,
+                    pass ? "yes" : "NO");
+        print_timing(KERNEL_NAMES[k], t, gbs, 100 * gbs / dev.peak_bandwidth_gbs());
+
+        JsonRecord size, launch;
+        size.add("n", n).add("bytes_moved", (long long)bytes);
+        launch.add("blocks", blocks).add("threads", threads);
+        print_json(json, measurement("reduction", KERNEL_NAMES[k], dev, t, gbs, NAN, pass ? "PASS" : "FAIL")
+                             .add("size", size).add("launch", launch).add("cpu_ms", cpu_ms)
+                             .add("abs_error", error).add("error_bound", bound));
+    }
+
+    HANDLE_ERROR(cudaFree(dev_in));
+    HANDLE_ERROR(cudaFree(dev_work));
+    HANDLE_ERROR(cudaFree(dev_partial));
+    std::free(in);
+    std::free(partial);
+    return verdict(all_pass, all_pass ? "every kernel's sum matches the CPU within its rounding bound"
+                                      : "wrong sum from: " + failed);
+}
+#endif
