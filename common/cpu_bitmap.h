@@ -28,6 +28,7 @@
 #ifdef CUDA_EXAMPLES_USE_GLUT
 #include <GL/freeglut.h>
 #include <X11/Xlib.h>
+#undef None  // Xlib's macro clashes with names in other headers (GoogleTest's, for one)
 #endif
 
 struct CPUBitmap {
@@ -36,6 +37,14 @@ struct CPUBitmap {
     void* dataBlock;                   // handed back to bitmapExit
     void (*bitmapExit)(void*) = nullptr;
     std::string output_path;           // if set, always write this file
+    // Called each time the image has been drawn in the window; returning true
+    // closes the window. Tests use it to take a screenshot and close the
+    // window without a keypress (tests/ch05_raytrace/window_test.cpp).
+    bool (*on_drawn)(CPUBitmap*) = nullptr;
+    // Where the window opens, in screen pixels; -1 lets the window manager
+    // choose. (With no window manager, as under Xvfb, -1 is taken literally
+    // and the window hangs one pixel off the screen's top-left corner.)
+    int window_x = -1, window_y = -1;
 #ifdef CUDA_EXAMPLES_USE_PNG
     std::string default_path = "image.png";
 #else
@@ -152,6 +161,7 @@ private:
         glutSetOption(GLUT_ACTION_ON_WINDOW_CLOSE, GLUT_ACTION_GLUTMAINLOOP_RETURNS);
         glutInitDisplayMode(GLUT_SINGLE | GLUT_RGBA);
         glutInitWindowSize(x, y);
+        glutInitWindowPosition(window_x, window_y);
         glutCreateWindow("bitmap");
         glutKeyboardFunc(on_key);
         glutDisplayFunc(on_draw);
@@ -166,6 +176,10 @@ private:
         glClear(GL_COLOR_BUFFER_BIT);
         glDrawPixels(b->x, b->y, GL_RGBA, GL_UNSIGNED_BYTE, b->pixels);
         glFlush();
+        if (b->on_drawn) {
+            glFinish();  // the pixels are on the screen before the hook looks
+            if (b->on_drawn(b)) glutLeaveMainLoop();
+        }
     }
 #endif
 };

@@ -1,0 +1,290 @@
+// scene.h -- what ray_noconst.cu and ray.cu share: the Sphere, the scenes, and
+// the CPU reference they are checked against (chapter 5).
+//
+// Both programs include this file, so the only difference left between them
+// is the one the chapter is about: where the spheres live on the GPU.
+//
+//   Sphere                 colour, radius, centre, and the __device__ hit test
+//   random_scene(seed, n)  the document's scene: n random spheres in a 1000^3
+//                          cube centred on the origin, the same for a seed on
+//                          every machine (our own generator, not rand())
+//   parse_scene(...)       a scene from text, one sphere per line:
+//                              x y z radius r g b      # a comment
+//   load_scene_file(...)   the same from a file
+//   render_reference(...)  the image computed on the CPU, in double precision
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+// "No hit": a depth further away than anything in any scene.
+const float INF = 2e10f;
+
+struct Sphere {
+    float r, g, b;     // colour, each 0..1
+    float radius;
+    float x, y, z;     // centre
+
+    // The camera looks down the z axis from far away, and the ray of pixel
+    // (ox, oy) runs parallel to it. If that ray meets this sphere, return the
+    // depth z of the point it meets first (the front of the sphere: larger z
+    // is nearer the camera) and set *n to how squarely it meets the surface:
+    // 1 at the centre of the disc, falling to 0 at its rim. Otherwise -INF.
+    __device__ float hit(float ox, float oy, float* n) const {
+        float dx = ox - x;
+        float dy = oy - y;
+        if (dx * dx + dy * dy < radius * radius) {
+            float dz = sqrtf(radius * radius - dx * dx - dy * dy);
+            *n = dz / radius;
+            return dz + z;
+        }
+        return -INF;
+    }
+};
+
+// Constant memory is 64 KB, and ray.cu keeps every sphere there, so the
+// number of spheres is capped at compile time. Both programs share the cap,
+// so that they always render the same scenes.
+const int MAX_SPHERES = 2048;
+static_assert(sizeof(Sphere) * MAX_SPHERES <= 64 * 1024, "the spheres must fit in 64 KB of constant memory");
+
+// The largest coordinate or radius a scene file may hold.
+const double SCENE_LIMIT = 100000.0;
+
+// ---- random scenes -------------------------------------------------------------
+// rand() differs between C libraries; SplitMix64 is a few lines and gives the
+// same numbers everywhere, so a seed names one scene on every machine.
+struct SceneRandom {
+    uint64_t state;
+    explicit SceneRandom(uint64_t seed) : state(seed) {}
+    uint64_t next() {
+        uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+    // A float in [0, scale): 24 random bits, exactly representable.
+    float rnd(float scale) { return scale * (float)(next() >> 40) * (1.0f / 16777216.0f); }
+};
+
+// The document's scene: colours in [0,1), centres in [-500,500)^3, radii in [20,120).
+inline std::vector<Sphere> random_scene(uint64_t seed, int count) {
+    SceneRandom random(seed);
+    std::vector<Sphere> spheres(count);
+    for (Sphere& s : spheres) {
+        s.r = random.rnd(1.0f);
+        s.g = random.rnd(1.0f);
+        s.b = random.rnd(1.0f);
+        s.x = random.rnd(1000.0f) - 500;
+        s.y = random.rnd(1000.0f) - 500;
+        s.z = random.rnd(1000.0f) - 500;
+        s.radius = random.rnd(100.0f) + 20;
+    }
+    return spheres;
+}
+
+// ---- scene files ---------------------------------------------------------------
+// One number of a scene line: plain decimal notation only (no "nan", "inf",
+// hex). Returns false when the word is not such a number.
+inline bool parse_scene_number(const std::string& word, double* value) {
+    if (word.empty() || word.size() > 64) return false;
+    for (char c : word)
+        if (!std::strchr("0123456789+-.eE", c)) return false;
+    errno = 0;
+    char* end = nullptr;
+    *value = std::strtod(word.c_str(), &end);
+    return end == word.c_str() + word.size() && errno == 0 && std::isfinite(*value);
+}
+
+// Reads spheres from `text`, one per line: x y z radius r g b. A '#' starts a
+// comment; blank lines are skipped. Strict: on the first problem it returns
+// false with *error = "NAME:LINE: what is wrong" and leaves *spheres empty.
+inline bool parse_scene(const std::string& text, const std::string& name, std::vector<Sphere>* spheres,
+                        std::string* error) {
+    spheres->clear();
+    const char* labels[7] = {"x", "y", "z", "radius", "r", "g", "b"};
+    size_t start = 0;
+    for (int line = 1; start < text.size(); ++line) {
+        size_t stop = text.find('\n', start);
+        if (stop == std::string::npos) stop = text.size();
+        std::string content = text.substr(start, stop - start);
+        start = stop + 1;
+        size_t hash = content.find('#');
+        if (hash != std::string::npos) content.erase(hash);
+
+        std::string where = name + ":" + std::to_string(line) + ": ";
+        std::vector<std::string> words;
+        std::string word;
+        for (char c : content) {
+            if (c == ' ' || c == '\t' || c == '\r') {
+                if (!word.empty()) words.push_back(word);
+                word.clear();
+            } else if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7F) {
+                *error = where + "unexpected character (byte " + std::to_string((unsigned char)c) + ")";
+                spheres->clear();
+                return false;
+            } else {
+                word += c;
+            }
+        }
+        if (!word.empty()) words.push_back(word);
+        if (words.empty()) continue;
+
+        if (words.size() != 7) {
+            *error = where + "expected 7 numbers (x y z radius r g b), found " + std::to_string(words.size());
+            spheres->clear();
+            return false;
+        }
+        double v[7];
+        for (int i = 0; i < 7; ++i) {
+            if (!parse_scene_number(words[i], &v[i])) {
+                *error = where + labels[i] + " '" + words[i] + "' is not a number";
+                spheres->clear();
+                return false;
+            }
+            // Checked as the float the GPU will see: 1e-50 is above 0 as a
+            // double, but 0 as a float (the fuzzer found that one).
+            float f = (float)v[i];
+            bool ok;
+            const char* range;
+            if (i < 3) {
+                ok = std::fabs(f) <= SCENE_LIMIT;
+                range = "-100000 to 100000";
+            } else if (i == 3) {
+                ok = f >= 0.001f && f <= SCENE_LIMIT;
+                range = "0.001 to 100000";
+            } else {
+                ok = f >= 0 && f <= 1;
+                range = "0 to 1";
+            }
+            if (!ok) {
+                *error = where + labels[i] + " " + words[i] + " is out of range (" + range + ")";
+                spheres->clear();
+                return false;
+            }
+        }
+        if ((int)spheres->size() == MAX_SPHERES) {
+            *error = where + "too many spheres (at most " + std::to_string(MAX_SPHERES) +
+                     ", all of which must fit in 64 KB of constant memory)";
+            spheres->clear();
+            return false;
+        }
+        Sphere s;
+        s.x = (float)v[0], s.y = (float)v[1], s.z = (float)v[2], s.radius = (float)v[3];
+        s.r = (float)v[4], s.g = (float)v[5], s.b = (float)v[6];
+        spheres->push_back(s);
+    }
+    return true;
+}
+
+// Reads a whole scene file; a file that cannot be read is an error too.
+inline bool load_scene_file(const std::string& path, std::vector<Sphere>* spheres, std::string* error) {
+    spheres->clear();
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+        *error = path + ": cannot open the scene file: " + std::strerror(errno);
+        return false;
+    }
+    std::string text;
+    char chunk[4096];
+    size_t got;
+    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, got);
+    bool failed = std::ferror(f) != 0;  // e.g. the path is a directory
+    int saved_errno = errno;
+    std::fclose(f);
+    if (failed) {
+        *error = path + ": cannot read the scene file: " + std::strerror(saved_errno);
+        return false;
+    }
+    return parse_scene(text, path, spheres, error);
+}
+
+// ---- the CPU reference -----------------------------------------------------------
+// Written without Sphere::hit, in double precision, so that a mistake in the
+// kernel's hit test shows up as a difference. The image it produces is what
+// the kernel should write; `unsure` marks the pixels where float arithmetic on
+// the GPU may honestly decide differently:
+//   - the pixel lies within a hair (1e-5 of radius^2) of a sphere's rim, so
+//     "inside" depends on the last bit of dx*dx + dy*dy;
+//   - two spheres are nearly equally near (depths within the error float
+//     arithmetic can make), so either may win.
+// Everywhere else each channel must match to within 1 step of 255: the
+// kernel truncates colour * n * 255 to an integer, and float and double can
+// land on either side of a whole number.
+struct ReferenceImage {
+    std::vector<unsigned char> rgba;   // dim * dim * 4, row 0 at the bottom
+    std::vector<unsigned char> unsure; // dim * dim, 1 where float may differ
+    long long unsure_count = 0;
+};
+
+inline ReferenceImage render_reference(const std::vector<Sphere>& spheres, int dim) {
+    ReferenceImage image;
+    image.rgba.assign((size_t)dim * dim * 4, 0);
+    image.unsure.assign((size_t)dim * dim, 0);
+    std::vector<int> row_spheres;  // the spheres that reach this row, in order
+    for (int py = 0; py < dim; ++py) {
+        double oy = py - dim / 2;
+        row_spheres.clear();
+        for (size_t i = 0; i < spheres.size(); ++i)  // 1.001: comfortably wider than the rim check below
+            if (std::fabs(oy - spheres[i].y) <= 1.001 * spheres[i].radius) row_spheres.push_back((int)i);
+        for (int px = 0; px < dim; ++px) {
+            double ox = px - dim / 2;
+            int nearest = -1;
+            double best = -1e300, best_slack = 0, best_shade = 0;
+            bool unsure = false;
+            for (int i : row_spheres) {
+                const Sphere& s = spheres[i];
+                double dx = ox - s.x, dy = oy - s.y;
+                if (std::fabs(dx) > 1.001 * s.radius) continue;
+                double rr = (double)s.radius * s.radius;
+                double inside = rr - (dx * dx + dy * dy);
+                if (std::fabs(inside) <= 1e-5 * rr) unsure = true;  // on the rim
+                if (inside <= 0) continue;
+                double front = std::sqrt(inside);            // height of the surface above the centre
+                double depth = s.z + front;
+                // How far float may move this depth: rounding of z + front,
+                // and of the square root of a difference that may be small.
+                double slack = 1e-6 * (std::fabs(s.z) + s.radius) + 1e-6 * rr / front;
+                if (nearest >= 0 && std::fabs(depth - best) <= slack + best_slack) unsure = true;
+                if (depth > best) {
+                    nearest = i, best = depth, best_slack = slack, best_shade = front / s.radius;
+                }
+            }
+            unsigned char* p = &image.rgba[((size_t)py * dim + px) * 4];
+            if (nearest >= 0) {
+                const Sphere& s = spheres[nearest];
+                p[0] = (unsigned char)(s.r * best_shade * 255);
+                p[1] = (unsigned char)(s.g * best_shade * 255);
+                p[2] = (unsigned char)(s.b * best_shade * 255);
+            }
+            p[3] = 255;
+            if (unsure) {
+                image.unsure[(size_t)py * dim + px] = 1;
+                image.unsure_count++;
+            }
+        }
+    }
+    return image;
+}
+
+// Counts the pixels of `gpu` that differ from the reference by more than one
+// step in any channel (or whose alpha is not 255), skipping the unsure ones.
+// *first_bad gets the index of the first such pixel, or -1.
+inline long long count_bad_pixels(const unsigned char* gpu, const ReferenceImage& ref, int dim,
+                                  long long* first_bad) {
+    long long bad = 0;
+    *first_bad = -1;
+    for (long long i = 0; i < (long long)dim * dim; ++i) {
+        if (ref.unsure[i]) continue;
+        bool ok = gpu[4 * i + 3] == 255;
+        for (int c = 0; c < 3; ++c) ok = ok && std::abs((int)gpu[4 * i + c] - (int)ref.rgba[4 * i + c]) <= 1;
+        if (!ok && bad++ == 0) *first_bad = i;
+    }
+    return bad;
+}

@@ -1,0 +1,88 @@
+// Tests of visible_spheres: its kernel and launch against a CPU coverage map
+// built ball by ball (each ball marks the pixels of its disc), which is a
+// different route from both Ball::hit and the program's visible_on_cpu.
+#include <algorithm>
+#include <cmath>
+#include "../../ch05_raytrace/visible_spheres.cu"
+#include "gpu_test.h"
+
+class VisibleSpheres : public GpuTest {};
+
+// 1 = covered, 0 = not, 2 = within a hair of a rim (float may go either way).
+static std::vector<unsigned char> coverage(const std::vector<Ball>& scene, int dim) {
+    std::vector<unsigned char> covered((size_t)dim * dim, 0), rim((size_t)dim * dim, 0);
+    int half = dim / 2;
+    for (const Ball& b : scene) {
+        double R2 = (double)b.radius * b.radius;
+        int x0 = std::max(0, (int)std::floor(b.x - b.radius) + half - 1);
+        int x1 = std::min(dim - 1, (int)std::ceil(b.x + b.radius) + half + 1);
+        int y0 = std::max(0, (int)std::floor(b.y - b.radius) + half - 1);
+        int y1 = std::min(dim - 1, (int)std::ceil(b.y + b.radius) + half + 1);
+        for (int py = y0; py <= y1; py++)
+            for (int px = x0; px <= x1; px++) {
+                double u = px - half - (double)b.x, v = py - half - (double)b.y;
+                double h2 = R2 - u * u - v * v;
+                if (std::fabs(h2) <= 1e-5 * R2) rim[(size_t)py * dim + px] = 1;
+                else if (h2 > 0) covered[(size_t)py * dim + px] = 1;
+            }
+    }
+    for (size_t i = 0; i < covered.size(); i++)
+        if (!covered[i] && rim[i]) covered[i] = 2;
+    return covered;
+}
+
+// Runs the program's launch on a poisoned map; returns the wrong pixels.
+template <typename Launch>
+long long count_wrong(Launch launch, const std::vector<Ball>& scene, int dim, long long* unsure = nullptr) {
+    DeviceArray<bool> dev((size_t)dim * dim);
+    dev.poison(0x7F);
+    launch(scene, dev.ptr, dim);
+    HANDLE_ERROR(cudaDeviceSynchronize());
+    std::vector<unsigned char> gpu((size_t)dim * dim);
+    HANDLE_ERROR(cudaMemcpy(gpu.data(), dev.ptr, gpu.size(), cudaMemcpyDeviceToHost));
+    std::vector<unsigned char> cpu = coverage(scene, dim);
+    long long wrong = 0, rims = 0;
+    for (size_t i = 0; i < cpu.size(); i++) {
+        if (cpu[i] == 2) rims++;
+        else wrong += gpu[i] != cpu[i];
+    }
+    EXPECT_LE(rims, (long long)dim * dim / 1000 + 4);
+    if (unsure) *unsure = rims;
+    return wrong;
+}
+
+TEST_F(VisibleSpheres, DocumentScene40) { EXPECT_EQ(count_wrong(cast_visible, random_balls(1, 40, 64), 64), 0); }
+TEST_F(VisibleSpheres, ManySeeds) {
+    for (uint64_t seed = 2; seed < 10; seed++) EXPECT_EQ(count_wrong(cast_visible, random_balls(seed, 60, 80), 80), 0);
+}
+TEST_F(VisibleSpheres, FiveHundredSpheres) { EXPECT_EQ(count_wrong(cast_visible, random_balls(3, 500, 128), 128), 0); }
+TEST_F(VisibleSpheres, DimNotAMultipleOfTheBlock) {
+    for (int dim : {1, 7, 17, 77}) EXPECT_EQ(count_wrong(cast_visible, random_balls(4, 50, dim), dim), 0);
+}
+TEST_F(VisibleSpheres, EmptySceneSeesNothing) { EXPECT_EQ(count_wrong(cast_visible, {}, 33), 0); }
+TEST_F(VisibleSpheres, LargeMap) { EXPECT_EQ(count_wrong(cast_visible, random_balls(5, 500, 1024), 1024), 0); }
+TEST(VisibleSpheresCpu, ProgramsCpuCheckAgrees) {  // needs no GPU
+    // main's visible_on_cpu and this test's coverage() agree wherever both are sure.
+    std::vector<Ball> scene = random_balls(6, 100, 90);
+    std::vector<unsigned char> a = visible_on_cpu(scene, 90), b = coverage(scene, 90);
+    for (size_t i = 0; i < a.size(); i++)
+        if (a[i] != 2 && b[i] != 2) ASSERT_EQ(a[i], b[i]) << "pixel " << i;
+}
+
+// The checker must be able to fail: a kernel that skips the last ball.
+__global__ void raytrace_skips_last(bool* visible, int count, int dim) {
+    int x = threadIdx.x + blockIdx.x * blockDim.x, y = threadIdx.y + blockIdx.y * blockDim.y;
+    if (x >= dim || y >= dim) return;
+    float nearest = NO_HIT;
+    for (int i = 0; i < count - 1; i++) nearest = fmaxf(nearest, balls[i].hit((float)(x - dim / 2), (float)(y - dim / 2)));
+    visible[x + y * dim] = nearest != NO_HIT;
+}
+TEST_F(VisibleSpheres, CheckerCatchesAPlantedBug) {
+    auto buggy = [](const std::vector<Ball>& scene, bool* dev, int dim) {
+        HANDLE_ERROR(cudaMemcpyToSymbol(balls, scene.data(), sizeof(Ball) * scene.size()));
+        raytrace_skips_last<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(dev, (int)scene.size(), dim);
+        CHECK_LAUNCH_SYNC();
+    };
+    std::vector<Ball> scene = {Ball{-10, 0, 0, 8}, Ball{12, 3, 5, 9}};
+    EXPECT_GT(count_wrong(buggy, scene, 64), 100);
+}

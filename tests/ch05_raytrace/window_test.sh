@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs window_test under a private Xvfb server (ctest: ch05.window.xvfb_screenshot).
+#   window_test.sh PROGRAM OUTDIR      run it
+#   window_test.sh --no-glut           the build has no freeglut: skip
+# Exit 77 (ctest: skipped, with the reason) when Xvfb, xwd or freeglut is
+# missing, unless CUDA_EXAMPLES_REQUIRE_WINDOW=1, which makes that a failure.
+set -u
+skip() {
+  if [ "${CUDA_EXAMPLES_REQUIRE_WINDOW:-0}" != 0 ]; then
+    echo "window test: FAIL: $1, and CUDA_EXAMPLES_REQUIRE_WINDOW is set" >&2; exit 1
+  fi
+  echo "window test: SKIPPED: $1 (scripts/setup.sh test installs it)"; exit 77
+}
+[ "${1:-}" = --no-glut ] && skip "built without freeglut (freeglut3-dev)"
+program=$1 outdir=$2
+command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb)"
+command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps)"
+mkdir -p "$outdir"
+
+# Let Xvfb pick a free display number and tell us which (-displayfd). -noreset:
+# CPUBitmap connects once to see whether a display is there, and an X server
+# that resets when its last client leaves would refuse freeglut a moment later.
+displayfile="$outdir/display"
+rm -f "$displayfile"
+Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset 3>"$displayfile" 2>"$outdir/xvfb.log" &
+xvfb_pid=$!
+trap 'kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null' EXIT
+for _ in $(seq 100); do
+  [ -s "$displayfile" ] && break
+  kill -0 "$xvfb_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -s "$displayfile" ] || { echo "window test: FAIL: Xvfb did not start:" >&2; cat "$outdir/xvfb.log" >&2; exit 1; }
+export DISPLAY=":$(tr -d '[:space:]' <"$displayfile")"
+echo "window test: Xvfb on $DISPLAY"
+timeout 60 "$program" "$outdir"
