@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 #include "handle_error.h"
 
@@ -169,6 +170,30 @@ inline void check_fits_on_device(const Args& args, size_t bytes_needed) {
         std::snprintf(message, sizeof message,
                       "this size needs %.2f GB of device memory, but only %.2f GB of %.2f GB are free",
                       bytes_needed / 1e9, free_bytes / 1e9, total_bytes / 1e9);
+        args.fail(message);
+    }
+}
+
+// The RAM the operating system reports, in bytes; 0 when it cannot say.
+// (On a virtual machine whose memory grows on demand this can be less than
+// the machine would give; the check below is then on the careful side.)
+inline unsigned long long host_physical_bytes() {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return 0;
+    return (unsigned long long)pages * (unsigned long long)page_size;
+}
+
+// Refuses a request for more than half of the host's RAM: pinned memory can
+// never be paged out, so asking for too much hurts the whole machine.
+inline void check_fits_on_host(const Args& args, size_t bytes_needed) {
+    unsigned long long total = host_physical_bytes();
+    if (total != 0 && bytes_needed > total / 2) {
+        char message[240];
+        std::snprintf(message, sizeof message,
+                      "this size needs %.2f GB of host memory, more than half of the %.2f GB this "
+                      "machine has (pinned memory cannot be paged out, so this program keeps to half)",
+                      bytes_needed / 1e9, total / 1e9);
         args.fail(message);
     }
 }

@@ -52,24 +52,38 @@ private:
     std::string body_;
 };
 
-// The fields every measurement shares. `peak` names the limit that pct_peak is
-// measured against: "dram" (the theoretical memory bandwidth) or "fp32"
-// (the theoretical FP32 rate); rates that do not apply are passed as NAN.
-inline JsonRecord measurement(const char* program, const char* variant, const DeviceInfo& dev,
-                              const TimingStats& t, double gbps, double gflops, const char* verdict) {
+// The fields every measurement shares, measured against a limit the caller
+// names: pct_peak = pct_of_limit and peak = limit (NAN / nullptr: null). Used
+// directly where the limit is not the device's, e.g. chapter 6's PCIe link
+// (which CUDA does not report) or a stream schedule's ideal overlap.
+inline JsonRecord measurement_against(const char* program, const char* variant, const DeviceInfo& dev,
+                                      const TimingStats& t, double gbps, double gflops,
+                                      double pct_of_limit, const char* limit, const char* verdict) {
     JsonRecord time;
     time.add("median", t.median_ms).add("min", t.min_ms).add("max", t.max_ms).add("repeats", t.repeats);
     JsonRecord r;
     r.add("schema", 1).add("program", program).add("variant", variant).add("device", dev.name)
         .add("cc", dev.compute_capability()).add("time_ms", time).add("gbps", gbps).add("gflops", gflops);
-    if (std::isfinite(gbps)) {
-        r.add("pct_peak", 100.0 * gbps / dev.peak_bandwidth_gbs()).add("peak", "dram");
-    } else if (std::isfinite(gflops)) {
-        r.add("pct_peak", 100.0 * gflops / dev.peak_fp32_gflops()).add("peak", "fp32");
+    if (std::isfinite(pct_of_limit) && limit) {
+        r.add("pct_peak", pct_of_limit).add("peak", limit);
     } else {
         r.null("pct_peak").null("peak");
     }
     return r.add("verdict", verdict);
+}
+
+// The usual case: a rate measured against the device's theoretical peak,
+// "dram" (memory bandwidth) for GB/s or "fp32" (FP32 rate) for GFLOP/s.
+// A rate that does not apply is passed as NAN.
+inline JsonRecord measurement(const char* program, const char* variant, const DeviceInfo& dev,
+                              const TimingStats& t, double gbps, double gflops, const char* verdict) {
+    if (std::isfinite(gbps))
+        return measurement_against(program, variant, dev, t, gbps, gflops,
+                                   100.0 * gbps / dev.peak_bandwidth_gbs(), "dram", verdict);
+    if (std::isfinite(gflops))
+        return measurement_against(program, variant, dev, t, gbps, gflops,
+                                   100.0 * gflops / dev.peak_fp32_gflops(), "fp32", verdict);
+    return measurement_against(program, variant, dev, t, gbps, gflops, NAN, nullptr, verdict);
 }
 
 inline void print_json(bool enabled, const JsonRecord& record) {

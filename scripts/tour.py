@@ -198,13 +198,17 @@ def summary_rows(runs, ceilings):
             continue
         for r in records:
             time_ms = r.get("time_ms") or {}
-            rate, unit, ceiling_kind = None, "", r.get("ceiling") or r.get("peak")
+            # Which measured ceiling this rate is compared with: FP32 for GFLOP/s,
+            # the pinned link for host<->device copies, else the device-to-device copy.
+            rate, unit, ceiling_kind = None, "", None
             if r.get("gflops") is not None:
-                rate, unit = r["gflops"], "GFLOP/s"
-                ceiling_kind = r.get("ceiling") or "fp32"
+                rate, unit, ceiling_kind = r["gflops"], "GFLOP/s", "fp32"
             elif r.get("gbps") is not None:
                 rate, unit = r["gbps"], "GB/s"
-                ceiling_kind = r.get("ceiling") or "dram"
+                if r.get("direction") in ("h2d", "d2h"):
+                    ceiling_kind = r["direction"]
+                elif r.get("peak") in (None, "dram"):
+                    ceiling_kind = "dram"
             ceiling = ceilings.get(ceiling_kind)
             pct_ceiling = 100.0 * rate / ceiling if rate is not None and ceiling else None
             cpu_ms, median = cpu_baseline(runs, r), time_ms.get("median")
@@ -217,7 +221,7 @@ def summary_rows(runs, ceilings):
                 "variant": r.get("variant", ""), "teaches": entry["teaches"],
                 "kernel_ms": median, "kernel_min_ms": time_ms.get("min"), "kernel_max_ms": time_ms.get("max"),
                 "end_to_end_ms": r.get("end_to_end_ms"), "rate": rate, "unit": unit,
-                "pct_theoretical_peak": r.get("pct_peak"), "ceiling": ceiling_kind,
+                "pct_theoretical_peak": r.get("pct_peak"), "peak": r.get("peak"), "ceiling": ceiling_kind,
                 "pct_measured_ceiling": pct_ceiling, "check": verdict, "speedup_vs_cpu": speedup,
                 "cpu_ms": cpu_ms,
             })
@@ -247,7 +251,8 @@ SUMMARY_COLUMNS = [
     ("kernel ms", lambda r: fmt(r.get("kernel_ms"), ".4g")),
     ("end-to-end ms", lambda r: fmt(r.get("end_to_end_ms"), ".4g")),
     ("rate", lambda r: (fmt(r.get("rate"), ".5g") + " " + r.get("unit", "")).strip()),
-    ("% peak", lambda r: fmt(r.get("pct_theoretical_peak"), ".1f")),
+    ("% peak", lambda r: fmt(r.get("pct_theoretical_peak"), ".1f") +
+                         (f" ({r['peak']})" if r.get("peak") not in (None, "dram", "fp32") else "")),
     ("% ceiling", lambda r: (fmt(r.get("pct_measured_ceiling"), ".1f") +
                              (f" ({r['ceiling']})" if r.get("pct_measured_ceiling") is not None else ""))),
     ("check", lambda r: r.get("check", "")),
@@ -382,7 +387,7 @@ def main():
                    "summary": rows, "documents": doc_rows, "run_seconds": run_seconds, "quick": opts.quick},
                   f, indent=1)
     fields = ["chapter", "program", "variant", "teaches", "kernel_ms", "kernel_min_ms", "kernel_max_ms",
-              "end_to_end_ms", "rate", "unit", "pct_theoretical_peak", "ceiling", "pct_measured_ceiling", "check",
+              "end_to_end_ms", "rate", "unit", "pct_theoretical_peak", "peak", "ceiling", "pct_measured_ceiling", "check",
               "speedup_vs_cpu", "cpu_ms"]
     with open(os.path.join(results, "results.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
