@@ -12,8 +12,8 @@
 //   nvcc -std=c++17 -O2 -o ceilings ceilings.cu -lcublas
 #include <cstdio>
 #include <vector>
-#include <cublas_v2.h>
 #include "../common/args.h"
+#include "../common/handle_cublas.h"
 #include "../common/device_info.h"
 #include "../common/handle_error.h"
 #include "../common/report.h"
@@ -22,13 +22,6 @@
 __global__ void fill(float* x, size_t n, float scale) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] = scale * (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;  // not zeros: zeros run faster
-}
-
-void check_cublas(cublasStatus_t status, const char* call) {
-    if (status != CUBLAS_STATUS_SUCCESS) {
-        std::fprintf(stderr, "cuBLAS error %d in %s\n", (int)status, call);
-        std::exit(EXIT_CODE_FAILED);
-    }
 }
 
 int main(int argc, char** argv) {
@@ -97,12 +90,11 @@ int main(int argc, char** argv) {
     fill<<<1024, 256>>>(b, (size_t)n * n, 2.0f);
     CHECK_LAUNCH();
     cublasHandle_t handle;
-    check_cublas(cublasCreate(&handle), "cublasCreate");
-    check_cublas(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    HANDLE_CUBLAS(cublasCreate(&handle));
+    HANDLE_CUBLAS(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
     const float one = 1.0f, zero = 0.0f;
     TimingStats gemm = time_gpu([&] {
-        check_cublas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n),
-                     "cublasSgemm");
+        HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n));
     }, quick ? 5 : 10);
     double gemm_gflops = 2.0 * n * n * (double)n / (gemm.median_ms * 1e6);
     std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)  %8.1f GFLOP/s = %5.1f%% of peak\n",
@@ -112,7 +104,7 @@ int main(int argc, char** argv) {
     size.add("n", n);
     print_json(json, measurement("ceilings", "sgemm-fp32", dev, gemm, NAN, gemm_gflops, "PASS").add("size", size));
 
-    check_cublas(cublasDestroy(handle), "cublasDestroy");
+    HANDLE_CUBLAS(cublasDestroy(handle));
     HANDLE_ERROR(cudaFree(a));
     HANDLE_ERROR(cudaFree(b));
     HANDLE_ERROR(cudaFree(c));

@@ -40,7 +40,7 @@ for p in "${optional[@]}"; do is_installed "$p" || missing_optional+=("$p"); don
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "${CUDA_EXAMPLES_NO_INSTALL:-0}" = 0 ]; then
   echo "setup: installing ${missing_required[*]} ${missing_optional[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  timeout 300 apt-get update -qq >/dev/null 2>&1
+  timeout 90 apt-get update -qq >/dev/null 2>&1
   for p in "${missing_required[@]}" "${missing_optional[@]}"; do
     timeout 600 apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
       echo "setup: could not install $p"

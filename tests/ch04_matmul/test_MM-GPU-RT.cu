@@ -1,0 +1,38 @@
+// Tests of MM-GPU-RT: the register-tiled kernel. Its 128 x 128 block tiles,
+// 8-wide k slices and float4 loads each have an edge case: Widths below,
+// at and just past them, and Widths that are not multiples of 4 (no float4).
+#include "../../ch04_matmul/MM-GPU-RT.cu"
+#include "matmul_check.h"
+
+class MM_GPU_RT : public GpuTest {};
+
+static void rt(const float* M, const float* N, float* P, int W) { matmul_rt_launch(M, N, P, W); }
+
+TEST_F(MM_GPU_RT, Width1) { EXPECT_PRODUCT_OK(1, rt); }
+TEST_F(MM_GPU_RT, Width2) { EXPECT_PRODUCT_OK(2, rt); }
+TEST_F(MM_GPU_RT, Width4) { EXPECT_PRODUCT_OK(4, rt); }
+TEST_F(MM_GPU_RT, Width7) { EXPECT_PRODUCT_OK(7, rt); }
+TEST_F(MM_GPU_RT, Width8) { EXPECT_PRODUCT_OK(8, rt); }
+TEST_F(MM_GPU_RT, Width31) { EXPECT_PRODUCT_OK(31, rt); }
+TEST_F(MM_GPU_RT, Width32) { EXPECT_PRODUCT_OK(32, rt); }
+TEST_F(MM_GPU_RT, Width33) { EXPECT_PRODUCT_OK(33, rt); }
+TEST_F(MM_GPU_RT, Width127) { EXPECT_PRODUCT_OK(127, rt); }
+TEST_F(MM_GPU_RT, Width128) { EXPECT_PRODUCT_OK(128, rt); }
+TEST_F(MM_GPU_RT, Width129) { EXPECT_PRODUCT_OK(129, rt); }
+TEST_F(MM_GPU_RT, Width130) { EXPECT_PRODUCT_OK(130, rt); }
+TEST_F(MM_GPU_RT, Width260) { EXPECT_PRODUCT_OK(260, rt); }
+TEST_F(MM_GPU_RT, LargeWidth1000) { EXPECT_PRODUCT_OK(1000, rt); }
+TEST_F(MM_GPU_RT, LargeWidth1024) { EXPECT_PRODUCT_OK(1024, rt); }
+TEST_F(MM_GPU_RT, LargeWidth1025) { EXPECT_PRODUCT_OK(1025, rt); }
+TEST_F(MM_GPU_RT, LargeWidth1026) { EXPECT_PRODUCT_OK(1026, rt); }
+
+// The checker must be able to fail: a grid one block short in x leaves
+// the last 128 columns of P unwritten.
+TEST_F(MM_GPU_RT, CheckerCatchesAMissingColumnOfBlocks) {
+    auto short_grid = [](const float* M, const float* N, float* P, int W) {
+        matmul_rt<<<dim3((W + BN - 1) / BN - 1, (W + BM - 1) / BM), THREADS>>>(M, N, P, W);
+        CHECK_LAUNCH();
+    };
+    double error = matmul_error(256, short_grid);
+    EXPECT_FALSE(error <= tolerance(256)) << "error " << error;
+}
