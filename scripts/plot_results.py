@@ -155,13 +155,19 @@ def plot_timeline(data, out):
     fig, ax = plt.subplots(figsize=(10, 1.0 + 0.6 * len(streams)))
     for s in segments:
         lane = streams.index(s["stream"])
-        ax.broken_barh([(s["start_ms"], s["end_ms"] - s["start_ms"])], (lane - 0.35, 0.7),
+        # Queued: the stream reached the operation, but its engine was still busy.
+        running_from = min(max(s.get("run_start_ms", s["start_ms"]), s["start_ms"]), s["end_ms"])
+        if running_from > s["start_ms"]:
+            ax.broken_barh([(s["start_ms"], running_from - s["start_ms"])], (lane - 0.12, 0.24),
+                           facecolors="lightgrey", edgecolor="none")
+        ax.broken_barh([(running_from, s["end_ms"] - running_from)], (lane - 0.35, 0.7),
                        facecolors=colours.get(s["op"], "grey"), edgecolor="white", linewidth=0.5)
     ax.set_yticks(range(len(streams)), [f"stream {s}" for s in streams])
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()]
-    ax.legend(handles, ["copy host→device", "kernel", "copy device→host"], loc="upper right", fontsize=8)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in list(colours.values()) + ["lightgrey"]]
+    ax.legend(handles, ["copy host→device", "kernel", "copy device→host", "queued (engine busy)"],
+              loc="upper right", fontsize=8)
     mode = record.get("mode", "")
     ideal = record.get("ideal_ms")
     ax.set_title(f"Streams timeline ({mode}" + (f"; ideal {ideal:.2f} ms" if ideal else "") +

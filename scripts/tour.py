@@ -191,6 +191,10 @@ def summary_rows(runs, ceilings):
     rows = []
     for entry in runs:
         records = [r for r in entry["records"] if r.get("variant") not in SKIP_VARIANTS]
+        # A size sweep shows only its largest size here; the plots show all of it.
+        sizes = [(r.get("size") or {}).get("bytes") for r in records if r.get("memory")]
+        if len(set(sizes)) > 1:
+            records = [r for r in records if not r.get("memory") or (r.get("size") or {}).get("bytes") == max(sizes)]
         if not records:
             rows.append({"chapter": entry["chapter"], "program": entry["program"], "variant": "",
                          "teaches": entry["teaches"], "check": entry["status"] if entry["status"] != "skipped"
@@ -200,15 +204,19 @@ def summary_rows(runs, ceilings):
             time_ms = r.get("time_ms") or {}
             # Which measured ceiling this rate is compared with: FP32 for GFLOP/s,
             # the pinned link for host<->device copies, else the device-to-device copy.
+            # A CPU's rate (no compute capability) is compared with nothing.
             rate, unit, ceiling_kind = None, "", None
+            direction = r.get("direction") or r.get("variant", "")[-3:]
             if r.get("gflops") is not None:
                 rate, unit, ceiling_kind = r["gflops"], "GFLOP/s", "fp32"
             elif r.get("gbps") is not None:
                 rate, unit = r["gbps"], "GB/s"
-                if r.get("direction") in ("h2d", "d2h"):
-                    ceiling_kind = r["direction"]
+                if direction in ("h2d", "d2h"):
+                    ceiling_kind = direction
                 elif r.get("peak") in (None, "dram"):
                     ceiling_kind = "dram"
+            if r.get("cc") is None:
+                ceiling_kind = None
             ceiling = ceilings.get(ceiling_kind)
             pct_ceiling = 100.0 * rate / ceiling if rate is not None and ceiling else None
             cpu_ms, median = cpu_baseline(runs, r), time_ms.get("median")
