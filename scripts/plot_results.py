@@ -167,7 +167,7 @@ def plot_timeline(data, out):
     ax.set_xlabel("time (ms)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in list(colours.values()) + ["lightgrey"]]
     ax.legend(handles, ["copy host→device", "kernel", "copy device→host", "queued (engine busy)"],
-              loc="upper right", fontsize=8)
+              loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=4, fontsize=8)
     mode = record.get("mode", "")
     ideal = record.get("ideal_ms")
     ax.set_title(f"Streams timeline ({mode}" + (f"; ideal {ideal:.2f} ms" if ideal else "") +
