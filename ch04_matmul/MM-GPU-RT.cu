@@ -223,23 +223,12 @@ int main(int argc, char** argv) {
     std::printf("  %-28s %10.3f ms  (malloc + copies + kernel, one run)\n", "end to end", end_to_end_ms);
     print_matmul_timing("kernel only", kernel, W, dev.peak_fp32_gflops());
 
-    double cpu_ms = NAN;
-    if (run_cpu) {  // the document's baseline, on the same data
-        float* P_cpu = (float*)host_alloc(args, bytes);
-        HostTimer cpu;
-        matmul_cpu(M, N, P_cpu, W);
-        cpu_ms = cpu.stop_ms();
-        std::free(P_cpu);
-        std::printf("  %-28s %10.3f ms  -> GPU end to end is %.0fx faster, kernel only %.0fx\n",
-                    "CPU triple loop (MM-CPU)", cpu_ms, cpu_ms / end_to_end_ms, cpu_ms / kernel.median_ms);
-    }
-    double cublas_gflops = NAN;
-    if (compare) {  // dev_P is checked already, so cuBLAS may overwrite it
-        TimingStats cublas = time_cublas_yardstick(dev_M, dev_N, dev_P, W, repeats);
-        cublas_gflops = matmul_gflops(W, cublas.median_ms);
-        print_matmul_timing("cuBLAS SGEMM (yardstick)", cublas, W, dev.peak_fp32_gflops());
-        std::printf("  MM-GPU-RT runs at %.1f%% of cuBLAS\n", 100 * gflops / cublas_gflops);
-    }
+    double cpu_ms = NAN;  // the document's CPU baseline, on request
+    if (run_cpu) cpu_ms = time_cpu_baseline(args, M, N, W, end_to_end_ms, kernel.median_ms);
+    double cublas_gflops = NAN;  // dev_P is checked already, so cuBLAS may overwrite it
+    if (compare)
+        cublas_gflops = compare_with_cublas("MM-GPU-RT", gflops, dev_M, dev_N, dev_P, W, repeats,
+                                            dev.peak_fp32_gflops());
 
     const char* result = check.wrong ? "FAIL" : "PASS";
     JsonRecord size, launch;

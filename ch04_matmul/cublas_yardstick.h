@@ -29,3 +29,17 @@ inline TimingStats time_cublas_yardstick(const float* dev_M, const float* dev_N,
     HANDLE_CUBLAS(cublasDestroy(handle));
     return t;
 }
+
+// "--compare-cublas": times the yardstick at this Width, prints it and the
+// program's share of it, and returns cuBLAS's GFLOP/s. dev_P is overwritten,
+// so call it after the program's own result has been checked.
+inline double compare_with_cublas(const char* program, double program_gflops, const float* dev_M,
+                                  const float* dev_N, float* dev_P, int W, int repeats, double peak_gflops) {
+    TimingStats cublas = time_cublas_yardstick(dev_M, dev_N, dev_P, W, repeats);
+    double cublas_gflops = 2.0 * W * (double)W * W / (cublas.median_ms * 1e6);
+    std::printf("  %-28s median %9.3f ms (min %.3f, max %.3f)  %8.1f GFLOP/s = %4.1f%% of FP32 peak\n",
+                "cuBLAS SGEMM (yardstick)", cublas.median_ms, cublas.min_ms, cublas.max_ms, cublas_gflops,
+                100 * cublas_gflops / peak_gflops);
+    std::printf("  %s runs at %.1f%% of cuBLAS\n", program, 100 * program_gflops / cublas_gflops);
+    return cublas_gflops;
+}

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "../common/args.h"
 #include "../common/timer.h"
 
 // The largest Width the programs accept: three 32768 x 32768 float matrices
@@ -131,4 +132,18 @@ inline void print_matmul_timing(const char* label, const TimingStats& t, int W, 
     double gflops = matmul_gflops(W, t.median_ms);
     std::printf("  %-28s median %9.3f ms (min %.3f, max %.3f)  %8.1f GFLOP/s = %4.1f%% of FP32 peak\n",
                 label, t.median_ms, t.min_ms, t.max_ms, gflops, 100 * gflops / peak_gflops);
+}
+
+// "--cpu": the document's baseline (MM-CPU's triple loop) on the same data.
+// Prints how much faster the GPU was and returns the CPU's time in ms.
+inline double time_cpu_baseline(const Args& args, const float* M, const float* N, int W,
+                                double end_to_end_ms, double kernel_ms) {
+    float* P_cpu = (float*)host_alloc(args, (size_t)W * W * sizeof(float));
+    HostTimer cpu;
+    matmul_cpu(M, N, P_cpu, W);
+    double cpu_ms = cpu.stop_ms();
+    std::free(P_cpu);
+    std::printf("  %-28s %10.3f ms  -> GPU end to end is %.0fx faster, kernel only %.0fx\n",
+                "CPU triple loop (MM-CPU)", cpu_ms, cpu_ms / end_to_end_ms, cpu_ms / kernel_ms);
+    return cpu_ms;
 }
