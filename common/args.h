@@ -30,8 +30,10 @@ inline bool parse_integer(const std::string& text, long long* out, std::string* 
     size_t caret = text.find('^');
     if (caret != std::string::npos) {
         long long base = 0, exponent = 0;
-        if (!parse_integer(text.substr(0, caret), &base, why) ||
-            !parse_integer(text.substr(caret + 1), &exponent, why)) {
+        // Exactly one caret, digits on both sides: "2^2^3" is refused, not read as 2^(2^3).
+        std::string left = text.substr(0, caret), right = text.substr(caret + 1);
+        if (right.find('^') != std::string::npos || !parse_integer(left, &base, why) ||
+            !parse_integer(right, &exponent, why)) {
             *why = "is not a number (expected digits or a power like 2^20)";
             return false;
         }
@@ -86,10 +88,22 @@ public:
         return seen;
     }
 
-    // The option's text, or `fallback` when it is absent.
+    // The option's text, or `fallback` when it is absent. A value that is
+    // given but empty (--scene '') is refused: it never means "not given".
     std::string text(const char* name, const char* fallback) {
         std::string value;
-        return find(name, &value) ? value : std::string(fallback);
+        if (!find(name, &value)) return std::string(fallback);
+        if (value.empty()) fail(std::string(name) + " is empty (give a value, or leave the option out)");
+        return value;
+    }
+
+    // Was the option (or flag) on the command line? Does not consume it, so
+    // the value is still read with text() or integer() afterwards.
+    bool given(const char* name) const {
+        std::string with_equals = std::string(name) + "=";
+        for (size_t i = 0; i < words_.size(); ++i)
+            if (words_[i] == name || words_[i].rfind(with_equals, 0) == 0) return true;
+        return false;
     }
 
     // An integer option in [min, max], or `fallback` when it is absent.
@@ -196,6 +210,19 @@ inline void check_fits_on_host(const Args& args, size_t bytes_needed) {
                       bytes_needed / 1e9, total / 1e9);
         args.fail(message);
     }
+}
+
+// A run that will take a long time says so before it starts, so nobody
+// mistakes it for a hang: "note: this run will take about 40 s (...)".
+inline void announce_long_run(double estimated_seconds, const char* why) {
+    if (estimated_seconds < 10) return;
+    if (estimated_seconds < 120)
+        std::printf("note: this run will take about %.0f s (%s)\n", estimated_seconds, why);
+    else if (estimated_seconds < 7200)
+        std::printf("note: this run will take about %.0f minutes (%s)\n", estimated_seconds / 60, why);
+    else
+        std::printf("note: this run will take about %.1f hours (%s)\n", estimated_seconds / 3600, why);
+    std::fflush(stdout);
 }
 
 // malloc that refuses, with a clear message, a request the host cannot meet.

@@ -39,6 +39,10 @@ TEST(ParseInteger, RefusesBadText) {
     EXPECT_NE(why.find("too large"), std::string::npos);
     EXPECT_FALSE(parse_integer("3^4", &v, &why));
     EXPECT_FALSE(parse_integer("2^63", &v, &why));
+    // A second caret used to be read as 2^(2^3) = 256.
+    EXPECT_FALSE(parse_integer("2^2^3", &v, &why));
+    EXPECT_FALSE(parse_integer("2^", &v, &why));
+    EXPECT_FALSE(parse_integer("^3", &v, &why));
 }
 
 static Args make_args(std::vector<std::string> words) {
@@ -74,6 +78,25 @@ TEST(ArgsDeathTest, EachBadInputGetsOneMessageAndExitCode2) {
     EXPECT_EXIT(make_args({"--nn", "1"}).done(), ::testing::ExitedWithCode(2), "unknown option '--nn'");
     EXPECT_EXIT(make_args({"--json=1"}).flag("--json"), ::testing::ExitedWithCode(2), "takes no value");
     EXPECT_EXIT(make_args({"--help"}), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Args, GivenTellsAnOptionGivenFromOneLeftOut) {
+    Args args = make_args({"--scene", "a.txt", "--seed=3", "--json"});
+    EXPECT_TRUE(args.given("--scene"));
+    EXPECT_TRUE(args.given("--seed"));
+    EXPECT_TRUE(args.given("--json"));
+    EXPECT_FALSE(args.given("--spheres"));
+    EXPECT_FALSE(args.given("--see"));  // a prefix is not the option
+    EXPECT_EQ(args.text("--scene", "x"), "a.txt");  // given() consumes nothing
+}
+
+// An empty value used to be taken as "not given", which let --spheres ''
+// slip past the checks that refuse two conflicting options.
+TEST(ArgsDeathTest, AnEmptyValueIsRefusedNotIgnored) {
+    EXPECT_EXIT(make_args({"--scene", ""}).text("--scene", ""), ::testing::ExitedWithCode(2),
+                "--scene is empty");
+    EXPECT_EXIT(make_args({"--mb="}).text("--mb", "64"), ::testing::ExitedWithCode(2), "--mb is empty");
+    EXPECT_EXIT(make_args({"--n", ""}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2), "empty");
 }
 
 TEST(ArgsDeathTest, ByteCountOverflowIsRefused) {
