@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
+#include "args.h"
 #include "device_info.h"
 #include "timer.h"
 
@@ -36,6 +38,11 @@ public:
         return *this;
     }
     std::string str() const { return "{" + body_ + "}"; }
+    // Appends every field of `other` (a record's extra fields).
+    JsonRecord& merge(const JsonRecord& other) {
+        if (!other.body_.empty()) body_ += (body_.empty() ? "" : ",") + other.body_;
+        return *this;
+    }
 
     static std::string quote(const std::string& s) {
         std::string out = "\"";
@@ -104,3 +111,130 @@ inline int verdict(bool pass, const std::string& detail) {
     std::fflush(stdout);
     return pass ? EXIT_CODE_OK : EXIT_CODE_FAILED;
 }
+
+// ---------------------------------------------------------------------------
+// Report: everything a program's main() needs to report a run, in one object,
+// so that main() keeps to its lesson (allocate, copy, launch, copy back, check).
+//
+//   Report report(args, 20);                  // reads --repeats and --json, refuses
+//                                             // unknown options (exit 2)
+//   report.start(3 * bytes, 3 * bytes);       // the GPU (exit 77 without one), do the
+//                                             // buffers fit on it and on the host (exit 2)
+//   report.size("n", n).launch(blocks, threads);
+//   report.bandwidth("kernel", "kernel only", 3.0 * bytes, [&] { add<<<...>>>(...); });
+//   return report.verdict(wrong == 0, detail);  // JSON records, then "Verdict: PASS (...)"
+//
+// Each measurement prints one readable line at once; with --json, one record
+// per measurement (the fields at the top of this file) is printed before the
+// verdict, when the verdict that every record carries is known.
+class Report {
+public:
+    Report(Args& args, int default_repeats) : args_(args) {
+        repeats_ = (int)args.integer("--repeats", default_repeats, 1, 100000);
+        json_ = args.flag("--json");
+        args.done();
+    }
+
+    // Finds the GPU (with none: the reason, and exit 77), checks that the run's
+    // buffers fit in its free memory and in the host's (else exit 2), and
+    // prints what the GPU is. Call it after every option has been read.
+    const DeviceInfo& start(size_t device_bytes, size_t host_bytes) {
+        dev_ = require_device(args_.program());
+        check_fits_on_device(args_, device_bytes);
+        check_fits_on_host(args_, host_bytes);
+        print_device(dev_);
+        return dev_;
+    }
+
+    // What this run is: sizes and launch shape, stored in every JSON record.
+    Report& size(const char* key, long long value) {
+        size_.add(key, value);
+        return *this;
+    }
+    Report& launch(long long blocks, long long threads) {
+        launch_ = JsonRecord();
+        launch_.add("blocks", blocks).add("threads", threads);
+        return *this;
+    }
+
+    int repeats() const { return repeats_; }
+    const DeviceInfo& device() const { return dev_; }
+
+    // Times `work` (`repeats` runs after a warm-up, CUDA events, common/timer.h)
+    // and reports its median with min and max, as bytes moved per second
+    // against the GPU's memory bandwidth...
+    template <typename Work>
+    TimingStats bandwidth(const char* variant, const char* label, double bytes_moved, Work work,
+                          int warmups = 2) {
+        TimingStats t = time_gpu(work, repeats_, warmups);
+        double gbps = bytes_moved / (t.median_ms * 1e6);
+        record(variant, label, t, gbps, NAN, 100.0 * gbps / dev_.peak_bandwidth_gbs(), "dram");
+        return t;
+    }
+    // ...or as floating-point operations per second against its FP32 peak.
+    template <typename Work>
+    TimingStats compute(const char* variant, const char* label, double flops, Work work,
+                        int warmups = 2) {
+        TimingStats t = time_gpu(work, repeats_, warmups);
+        double gflops = flops / (t.median_ms * 1e6);
+        record(variant, label, t, NAN, gflops, 100.0 * gflops / dev_.peak_fp32_gflops(), "fp32");
+        return t;
+    }
+
+    // A measurement the program took itself, against a limit it names
+    // ("pcie", "ideal-overlap"; NAN and nullptr when there is none).
+    void record(const char* variant, const char* label, const TimingStats& t, double gbps,
+                double gflops, double pct_of_limit, const char* limit) {
+        std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms,
+                    t.min_ms, t.max_ms, t.repeats);
+        if (std::isfinite(gbps)) std::printf("  %8.1f GB/s", gbps);
+        if (std::isfinite(gflops)) std::printf("  %8.0f GFLOP/s", gflops);
+        if (std::isfinite(pct_of_limit) && limit) std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
+        std::printf("\n");
+        records_.push_back({variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_});
+        extra_ = JsonRecord();
+    }
+
+    // A single figure ("end to end", "CPU"): printed, and added to the record
+    // of the last measurement (or of the next, when there is none yet).
+    void note(const char* label, const char* key, double ms) {
+        std::printf("  %-34s %9.3f ms\n", label, ms);
+        extra(key, ms);
+    }
+    // Any other field for that record (JSON only).
+    template <typename Value>
+    void extra(const char* key, Value value) {
+        (records_.empty() ? extra_ : records_.back().extra).add(key, value);
+    }
+
+    // Prints the JSON records (with --json), then the verdict line; returns
+    // the exit code: 0 for PASS, 1 for FAIL.
+    int verdict(bool pass, const std::string& detail) {
+        for (const Measured& m : records_) {
+            JsonRecord r = measurement_against(args_.program(), m.variant.c_str(), dev_, m.t, m.gbps,
+                                               m.gflops, m.pct, m.limit.empty() ? nullptr : m.limit.c_str(),
+                                               pass ? "PASS" : "FAIL");
+            r.add("size", size_);
+            if (launch_.str() == "{}") r.null("launch");
+            else r.add("launch", launch_);
+            print_json(json_, r.merge(m.extra));
+        }
+        return ::verdict(pass, detail);
+    }
+
+private:
+    struct Measured {
+        std::string variant;
+        TimingStats t;
+        double gbps, gflops, pct;
+        std::string limit;
+        JsonRecord extra;
+    };
+
+    Args& args_;
+    DeviceInfo dev_;
+    int repeats_ = 1;
+    bool json_ = false;
+    JsonRecord size_, launch_, extra_;
+    std::vector<Measured> records_;
+};

@@ -231,3 +231,56 @@ TEST(CPUBitmap, PngSaveReloadRoundTrip) {
     EXPECT_EQ(0, std::memcmp(bitmap.get_ptr(), back.data(), back.size()));
 }
 #endif
+
+// ---- Report ------------------------------------------------------------------
+TEST(Report, ReadsItsOptionsAndPrintsOneRecordPerMeasurementWithTheVerdict) {
+    Args args = make_args({"--json", "--repeats", "3"});
+    Report report(args, 20);
+    EXPECT_EQ(report.repeats(), 3);
+    report.size("n", 1000).launch(4, 256);
+    TimingStats t = summarize({1.0, 2.0, 3.0});
+    ::testing::internal::CaptureStdout();
+    report.record("kernel", "kernel only", t, 100.0, NAN, 50.0, "dram");
+    report.note("end to end", "end_to_end_ms", 7.5);
+    report.record("d2d-copy", "device-to-device copy", t, 200.0, NAN, NAN, nullptr);
+    int code = report.verdict(false, "3 elements wrong");
+    std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(code, EXIT_CODE_FAILED);
+    EXPECT_NE(out.find("kernel only"), std::string::npos);
+    EXPECT_NE(out.find("50.0% of dram"), std::string::npos);
+    EXPECT_NE(out.find("end to end"), std::string::npos);
+    // Two records, each with the run's verdict, size and launch; the note joins the first.
+    std::vector<std::string> records;
+    size_t at = 0;
+    while ((at = out.find("{\"schema\":1", at)) != std::string::npos) {
+        records.push_back(out.substr(at, out.find('\n', at) - at));
+        ++at;
+    }
+    ASSERT_EQ(records.size(), 2u);
+    for (const std::string& r : records) {
+        EXPECT_NE(r.find("\"program\":\"prog\""), std::string::npos) << r;
+        EXPECT_NE(r.find("\"verdict\":\"FAIL\""), std::string::npos) << r;
+        EXPECT_NE(r.find("\"size\":{\"n\":1000}"), std::string::npos) << r;
+        EXPECT_NE(r.find("\"launch\":{\"blocks\":4,\"threads\":256}"), std::string::npos) << r;
+    }
+    EXPECT_NE(records[0].find("\"end_to_end_ms\":7.5"), std::string::npos);
+    EXPECT_EQ(records[1].find("end_to_end_ms"), std::string::npos);
+    EXPECT_NE(records[1].find("\"pct_peak\":null"), std::string::npos);
+    EXPECT_NE(out.find("Verdict: FAIL (3 elements wrong)"), std::string::npos);
+}
+
+TEST(Report, WithoutJsonPrintsNoRecords) {
+    Args args = make_args({});
+    Report report(args, 2);
+    report.record("kernel", "kernel only", summarize({1.0}), 1.0, NAN, NAN, nullptr);
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(report.verdict(true, "fine"), EXIT_CODE_OK);
+    std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(out.find("{\"schema\""), std::string::npos);
+    EXPECT_NE(out.find("Verdict: PASS (fine)"), std::string::npos);
+}
+
+TEST(ReportDeathTest, UnknownOptionsAreRefusedWhenTheReportIsMade) {
+    EXPECT_EXIT({ Args a = make_args({"--bogus"}); Report r(a, 2); }, ::testing::ExitedWithCode(2),
+                "unknown option '--bogus'");
+}
