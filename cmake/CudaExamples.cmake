@@ -3,14 +3,22 @@
 #
 #   add_example(NAME SOURCE [LIBS lib...])
 #       builds the program and a test that compiles its standalone nvcc line
-#   add_example_run(NAME [TEST suffix] [ARGS arg...] [NO_SANITIZE])
+#   add_example_run(NAME [TEST suffix] [ARGS arg...] [NO_SANITIZE] [CPU])
 #       runs the program once at a small size (label gpu; exit 77 = skipped)
-#       and, unless NO_SANITIZE, under each compute-sanitizer tool (label sanitize)
+#       and, unless NO_SANITIZE, under each compute-sanitizer tool (label sanitize).
+#       CPU: the program needs no GPU (MM-CPU): label cpu, no sanitizer runs
 #   add_usage_test(NAME TEST EXIT CODE MATCH regex ARGS arg...)
 #       runs the program with a bad command line; it must exit with CODE and
 #       print something matching regex (label cpu; needs no GPU)
-#   add_gpu_test(NAME SOURCE [LIBS lib...])    GoogleTest binary, label gpu
-#   add_cpu_test(NAME SOURCE [LIBS lib...])    GoogleTest binary, label cpu
+#   add_gpu_test(NAME SOURCE [PROGRAM prog] [LIBS lib...])   GoogleTest binary, label gpu
+#   add_cpu_test(NAME SOURCE [PROGRAM prog] [LIBS lib...])   GoogleTest binary, label cpu
+#
+# Every test is named <chapter>.<program>.<what>, so that a student or an
+# instructor who filters by a program's name gets all of its tests:
+#   ctest -R VA-GPU-NN            or, exactly,   ctest -R '^ch02\.VA-GPU-NN\.'
+# A GoogleTest binary test_<program> gives <chapter>.<program>.<Suite>.<Test>
+# (PROGRAM names the program when the binary's name does not), and the
+# sanitizer runs are <chapter>.<program>.sanitize.<tool>.<run|gtest>.
 
 set(CUDA_EXAMPLES_SANITIZER_TOOLS memcheck racecheck synccheck initcheck)
 find_program(CUDA_EXAMPLES_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
@@ -43,7 +51,7 @@ function(add_example name source)
 endfunction()
 
 function(add_example_run name)
-  cmake_parse_arguments(ARG "NO_SANITIZE" "TEST" "ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_SANITIZE;CPU" "TEST" "ARGS" ${ARGN})
   if(NOT BUILD_TESTING)
     return()
   endif()
@@ -52,14 +60,21 @@ function(add_example_run name)
   endif()
   _cuda_examples_chapter(ch)
   add_test(NAME ${ch}.${name}.${ARG_TEST} COMMAND ${name} ${ARG_ARGS})
+  if(ARG_CPU)
+    # A CPU program: it runs everywhere, so it is never skipped, and there is
+    # no device code for the sanitizers to look at.
+    set_tests_properties(${ch}.${name}.${ARG_TEST} PROPERTIES LABELS "cpu;run" TIMEOUT 600)
+    return()
+  endif()
   set_tests_properties(${ch}.${name}.${ARG_TEST} PROPERTIES
     LABELS "gpu;run" SKIP_RETURN_CODE 77 TIMEOUT 600)
   if(CUDA_EXAMPLES_SANITIZER AND NOT ARG_NO_SANITIZE)
     foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
-      add_test(NAME sanitize.${tool}.${ch}.${name}.${ARG_TEST}
+      set(_test ${ch}.${name}.sanitize.${tool}.${ARG_TEST})
+      add_test(NAME ${_test}
         COMMAND "${CUDA_EXAMPLES_SANITIZER}" --tool ${tool} --error-exitcode 1
                 $<TARGET_FILE:${name}> ${ARG_ARGS})
-      set_tests_properties(sanitize.${tool}.${ch}.${name}.${ARG_TEST} PROPERTIES
+      set_tests_properties(${_test} PROPERTIES
         LABELS "gpu;sanitize" SKIP_RETURN_CODE 77 TIMEOUT 900
         FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
     endforeach()
@@ -81,21 +96,31 @@ function(add_usage_test name test)
 endfunction()
 
 function(_cuda_examples_gtest name source label)
-  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PROGRAM" "LIBS" ${ARGN})
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE cuda_examples_common GTest::gtest GTest::gtest_main ${ARG_LIBS})
   target_compile_definitions(${name} PRIVATE CUDA_EXAMPLES_NO_MAIN)
   target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
   _cuda_examples_chapter(ch)
-  gtest_discover_tests(${name} TEST_PREFIX "${ch}." DISCOVERY_MODE PRE_TEST
+  # The program's name leads the test names: test_VA-GPU-NN -> ch02.VA-GPU-NN.<Suite>.<Test>.
+  if(ARG_PROGRAM)
+    set(program "${ARG_PROGRAM}")
+  else()
+    string(REGEX REPLACE "^test_" "" program "${name}")
+  endif()
+  gtest_discover_tests(${name} TEST_PREFIX "${ch}.${program}." DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${label}" TIMEOUT 600)
   if(label STREQUAL "gpu" AND CUDA_EXAMPLES_SANITIZER)
     # Under the sanitizers, skip the tests named *Large* (they are slow there).
     foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
-      add_test(NAME sanitize.${tool}.${ch}.${name}
+      set(_test ${ch}.${program}.sanitize.${tool}.gtest)
+      if(TEST ${_test})  # a second binary for the same program (MM-GPU-SM-tile8)
+        set(_test ${ch}.${program}.sanitize.${tool}.${name})
+      endif()
+      add_test(NAME ${_test}
         COMMAND "${CUDA_EXAMPLES_SANITIZER}" --tool ${tool} --error-exitcode 1
                 $<TARGET_FILE:${name}> --gtest_filter=-*Large*)
-      set_tests_properties(sanitize.${tool}.${ch}.${name} PROPERTIES
+      set_tests_properties(${_test} PROPERTIES
         LABELS "gpu;sanitize" TIMEOUT 1800 FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
     endforeach()
   endif()

@@ -1,59 +1,214 @@
 #!/usr/bin/env bash
-# Checks what the suite needs and, as root on Debian or Ubuntu, installs the
-# missing Debian packages. Without root (or without a package manager that can
-# reach its archive) it names what is missing and how to install it.
-#   scripts/setup.sh test       what README command 2 (the tests) needs
-#   scripts/setup.sh examples   what the programs and the tour need
-# CUDA_EXAMPLES_NO_INSTALL=1 only checks, never installs.
+# Checks what the suite needs and installs what is missing where it can, saying
+# before each install what it is and how large, and showing its progress.
+#   scripts/setup.sh test                    what README command 2 (the tests) needs
+#   scripts/setup.sh examples [--python P]   what README command 1 (the tour) needs; P is the
+#                                            interpreter that runs the tour (default: python3)
+#
+# Everything it may install, and nothing else:
+#   Debian packages, only as root with apt-get (otherwise it prints the apt-get line):
+#     cmake, g++                       when missing (the build)
+#     libgtest-dev                     test: GoogleTest, for the tests
+#     libpng-dev, freeglut3-dev        optional: PNG images; chapter 5's window
+#     xvfb, x11-apps, imagemagick      test, optional: the chapter-5 window test
+#     python3-venv                     examples, only when P is Debian's python3 without venv
+#   Python packages, with pip, into the project's virtual environment .venv/ (made with P,
+#     never into P itself): requirements.txt, that is matplotlib for the tour's plots.
+# The CUDA Toolkit is never installed: nvcc must be on PATH or in /usr/local/cuda/bin.
+#
+# CUDA_EXAMPLES_NO_INSTALL=1   check and report only; install nothing.
+# CI=true (or CUDA_EXAMPLES_STRICT=1): an optional part still missing at the end is an error,
+#   so that a broken install step fails in CI rather than at a user's.
+# It never reads input and every network step has a time limit.
+# Exit status: 0 ready (a missing optional part is named, with what it costs), 1 not ready.
 set -uo pipefail
+cd "$(dirname "$0")/.."
+usage() { echo "usage: scripts/setup.sh test|examples [--python INTERPRETER]" >&2; exit 2; }
 what=${1:-test}
+[ $# -gt 0 ] && shift
+case $what in test|examples) ;; *) usage ;; esac
+python=python3
+while [ $# -gt 0 ]; do
+  case $1 in
+    --python) [ $# -ge 2 ] || usage; python=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+no_install=${CUDA_EXAMPLES_NO_INSTALL:-0}
+strict=${CUDA_EXAMPLES_STRICT:-}
+if [ -z "$strict" ]; then
+  if [ "${CI:-}" = true ]; then strict=1; else strict=0; fi
+fi
+say() { echo "setup: $*"; }
+still_missing=()   # the optional parts missing at the end
 
-# The CUDA toolkit and the build tools must already be there.
+# The CUDA toolkit must already be there.
 if ! command -v nvcc >/dev/null 2>&1; then
   if [ -x /usr/local/cuda/bin/nvcc ]; then
-    echo "setup: nvcc is not on PATH; add it with: export PATH=/usr/local/cuda/bin:\$PATH" >&2
+    export PATH=/usr/local/cuda/bin:$PATH
   else
-    echo "setup: the CUDA Toolkit 13 (nvcc, cuBLAS, CUB) is missing: install it from NVIDIA" >&2
+    say "the CUDA Toolkit 13 (nvcc, cuBLAS, CUB) is missing: install it from NVIDIA" >&2
+    exit 1
   fi
-  exit 1
 fi
 
-# Debian packages: those whose absence fails the build, then the optional ones.
-required=()
-optional=(libpng-dev freeglut3-dev)                # PNG files; a window for chapter 5
-command -v cmake >/dev/null 2>&1 || required+=(cmake)
-command -v c++ >/dev/null 2>&1 || required+=(g++)
+# ---- Debian packages --------------------------------------------------------
+declare -A why=()
+required=() optional=()
+need() { required+=("$1"); why[$1]=$2; }
+want() { optional+=("$1"); why[$1]=$2; }
+command -v cmake >/dev/null 2>&1 || need cmake "the build"
+command -v c++ >/dev/null 2>&1 || need g++ "the build"
 if [ "$what" = test ]; then
-  required+=(libgtest-dev)
-  optional+=(xvfb x11-apps imagemagick)            # the chapter-5 window test
-else
-  optional+=(python3-matplotlib)                   # the tour's plots
+  need libgtest-dev "GoogleTest, for the tests"
+fi
+want libpng-dev "images as PNG, otherwise PPM"
+want freeglut3-dev "chapter 5's image in a window, otherwise a file"
+if [ "$what" = test ]; then
+  want xvfb "the chapter-5 window test, skipped without"
+  want x11-apps "the window test's screenshot (xwd)"
+  want imagemagick "the window test's image comparison"
 fi
 
-command -v dpkg-query >/dev/null 2>&1 || exit 0    # not Debian: CMake will say what is missing
+has_matplotlib() { "$1" -c 'import matplotlib' >/dev/null 2>&1; }
+plots_ready=0
+if [ "$what" = examples ]; then
+  if ! command -v "$python" >/dev/null 2>&1; then
+    say "no Python interpreter '$python': the tour needs Python 3" >&2
+    exit 1
+  fi
+  python=$(command -v "$python")
+  if has_matplotlib "$python" || { [ -x .venv/bin/python ] && has_matplotlib .venv/bin/python; }; then
+    plots_ready=1
+  elif [ ! -e .venv ] && ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    # Debian splits venv out of its python3; other interpreters (pyenv, conda) carry it.
+    case $(readlink -f "$python") in
+      /usr/bin/*) want python3-venv "a virtual environment for matplotlib with Debian's python3" ;;
+    esac
+  fi
+fi
+
 is_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 missing_required=() missing_optional=()
-for p in "${required[@]}"; do is_installed "$p" || missing_required+=("$p"); done
-for p in "${optional[@]}"; do is_installed "$p" || missing_optional+=("$p"); done
-[ ${#missing_required[@]} -eq 0 ] && [ ${#missing_optional[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "${CUDA_EXAMPLES_NO_INSTALL:-0}" = 0 ]; then
-  echo "setup: installing ${missing_required[*]} ${missing_optional[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  timeout 90 apt-get update -qq >/dev/null 2>&1
-  for p in "${missing_required[@]}" "${missing_optional[@]}"; do
-    timeout 600 apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
-      echo "setup: could not install $p"
-  done
-  still=()
-  for p in "${missing_required[@]}"; do is_installed "$p" || still+=("$p"); done
-  missing_required=("${still[@]}")
-else
-  [ ${#missing_optional[@]} -gt 0 ] &&
-    echo "setup: optional, not installed: ${missing_optional[*]} (sudo apt-get install ${missing_optional[*]})"
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${required[@]}"; do is_installed "$p" || missing_required+=("$p"); done
+  for p in "${optional[@]}"; do is_installed "$p" || missing_optional+=("$p"); done
+elif [ ${#required[@]} -gt 0 ]; then
+  say "not a Debian system: CMake will say what is missing (GoogleTest for the tests)"
 fi
+missing=("${missing_required[@]}" "${missing_optional[@]}")
+described() { local p; for p in "$@"; do printf '  %-14s %s\n' "$p" "${why[$p]}"; done; }
+
+# How many packages apt would install for these, and how large: "N packages, X to download,
+# Y on disk" (empty when apt cannot tell, e.g. without root).
+apt_size() {
+  local out n get disk
+  out=$(LC_ALL=C timeout 60 apt-get install --assume-no --no-install-recommends "$@" </dev/null 2>&1)
+  n=$(sed -n 's/.* \([0-9][0-9]*\) newly installed.*/\1/p' <<<"$out")
+  get=$(sed -n 's/^Need to get \([^ ]* [^ /]*\).*/\1/p' <<<"$out")
+  disk=$(sed -n 's/^After this operation, \(.*\) of additional disk space.*/\1/p' <<<"$out")
+  [ -n "$n" ] && echo "$n packages with their dependencies, ${get:-0 B} to download, ${disk:-?} on disk"
+}
+
+# apt-get's own lines, condensed: one per download and one per package set up.
+apt_progress() {
+  awk '/^Get:/ { sub(/^\[/, "", $(NF-1)); sub(/\]$/, "", $NF)
+                 printf "setup:     downloaded %s (%s %s)\n", $5, $(NF-1), $NF; fflush() }
+       /^Setting up / { printf "setup:     set up %s\n", $3; fflush() }
+       /^(E|W): / { print "setup:     " $0; fflush() }'
+}
+
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+   && [ "$no_install" = 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt_opts=(-y -q --no-install-recommends -o Acquire::http::Timeout=20 -o Acquire::Retries=1)
+  say "missing Debian packages, to be installed with apt-get (CUDA_EXAMPLES_NO_INSTALL=1 skips this):"
+  described "${missing[@]}" | sed 's/^/setup: /'
+  started=$SECONDS
+  say "updating apt's package lists (apt-get update, at most 90 s) ..."
+  timeout 90 apt-get update -q -o Acquire::http::Timeout=20 </dev/null >/dev/null 2>&1 ||
+    say "apt-get update failed or timed out (no network?): trying the lists already there"
+  size=$(apt_size "${missing[@]}")
+  say "installing ${#missing[@]}: ${size:-size unknown (apt-get cannot plan them all together)}"
+  i=0
+  for p in "${missing[@]}"; do
+    i=$((i + 1))
+    say "  [$i/${#missing[@]}] $p ..."
+    timeout 600 apt-get install "${apt_opts[@]}" "$p" </dev/null 2>&1 | apt_progress
+    is_installed "$p" || say "    could not install $p (see: apt-get install $p)"
+  done
+  say "apt-get done in $((SECONDS - started)) s"
+  left=()
+  for p in "${missing_required[@]}"; do is_installed "$p" || left+=("$p"); done
+  missing_required=("${left[@]}")
+  left=()
+  for p in "${missing_optional[@]}"; do is_installed "$p" || left+=("$p"); done
+  missing_optional=("${left[@]}")
+elif [ ${#missing[@]} -gt 0 ]; then
+  if [ "$no_install" != 0 ]; then reason="CUDA_EXAMPLES_NO_INSTALL=1"; else reason="not root"; fi
+  say "missing Debian packages ($reason: nothing installed):"
+  described "${missing[@]}" | sed 's/^/setup: /'
+  say "  install them with: sudo apt-get install --no-install-recommends ${missing[*]}"
+fi
+still_missing+=("${missing_optional[@]}")
 if [ ${#missing_required[@]} -gt 0 ]; then
-  echo "setup: missing: ${missing_required[*]}; install with: sudo apt-get install ${missing_required[*]}" >&2
+  say "cannot go on without: ${missing_required[*]}" >&2
+  say "  install with: sudo apt-get install --no-install-recommends ${missing_required[*]}" >&2
   exit 1
+fi
+
+# ---- Python: matplotlib for the tour's plots, in .venv/ --------------------
+pip_progress() {
+  awk '/^ *(Downloading|Using cached) / { sub(/^ +/, ""); printf "setup:     %s\n", $0; fflush() }
+       /^(Installing collected|Successfully installed|ERROR)/ { printf "setup:     %s\n", $0; fflush() }'
+}
+if [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
+  hand="$python -m venv .venv && .venv/bin/pip install -r requirements.txt"
+  if [ "$no_install" != 0 ]; then
+    say "matplotlib is missing for $python: the tour will draw no plots"
+    say "  (CUDA_EXAMPLES_NO_INSTALL=1: nothing installed); to draw them: $hand"
+    still_missing+=(matplotlib)
+  else
+    started=$SECONDS
+    ok=1
+    if [ ! -e .venv ]; then
+      say "matplotlib is missing for $python ($("$python" --version 2>&1))"
+      say "creating the project's virtual environment .venv/ with it (about 25 MB, no download) ..."
+      "$python" -m venv .venv </dev/null || { say "could not create .venv/ with $python"; ok=0; }
+    elif [ ! -x .venv/bin/python ]; then
+      say ".venv/ exists but holds no bin/python: remove it and run again"; ok=0
+    fi
+    if [ "$ok" = 1 ]; then
+      say "installing requirements.txt into .venv/ with pip: matplotlib (pinned) and its dependencies"
+      say "  about 40 MB to download, 170 MB more on disk (CPython 3.11, x86-64); at most 15 min ..."
+      timeout 900 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off \
+        --timeout 20 --retries 1 -r requirements.txt </dev/null 2>&1 | pip_progress
+      if has_matplotlib .venv/bin/python; then
+        say "matplotlib $(.venv/bin/python -c 'import matplotlib; print(matplotlib.__version__)')" \
+            "is in .venv/ ($(du -sh .venv | cut -f1)), done in $((SECONDS - started)) s:" \
+            "the tour draws its plots with .venv/bin/python"
+        plots_ready=1
+      else
+        say "pip could not install matplotlib (no network?): the tour will draw no plots;"
+        say "  run this again, or by hand: .venv/bin/pip install -r requirements.txt"
+      fi
+    fi
+    [ "$plots_ready" = 1 ] || still_missing+=(matplotlib)
+  fi
+fi
+
+# ---- Verdict ----------------------------------------------------------------
+if [ ${#still_missing[@]} -gt 0 ]; then
+  if [ "$strict" = 1 ]; then
+    say "CI (CI=true or CUDA_EXAMPLES_STRICT=1) needs every part; missing: ${still_missing[*]}" >&2
+    exit 1
+  fi
+  say "going on without the optional ${still_missing[*]}"
+else
+  ready="nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cmake"
+  [ "$what" = test ] && ready+=", GoogleTest, the window test's tools"
+  ready+=", libpng, freeglut"
+  [ "$what" = examples ] && ready+=", matplotlib"
+  say "ready: $ready"
 fi
 exit 0

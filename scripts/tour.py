@@ -4,13 +4,18 @@
     python3 scripts/tour.py              everything (README command 1)
     python3 scripts/tour.py --chapter 4  one chapter (repeat the flag for more)
     python3 scripts/tour.py --quick      small sizes, for a fast look
+    python3 scripts/tour.py --preset gpu on a GPU CI runner (with CUDA_EXAMPLES_REQUIRE_GPU=1)
 
+It first checks what it needs (scripts/setup.sh examples: it says what it installs, and
+puts matplotlib in the project's .venv/), then builds only its programs in the preset's
+folder (build/ by default: the folder scripts/test.sh uses, so nothing is built twice).
 It measures this GPU's ceilings first (device-to-device copy, cuBLAS FP32,
 pinned host<->device copies), runs each program with --json, prints a progress
 line per program and one summary table, sets the documents' published figures
 beside ours, and writes everything to results/<date-time>/ (results.json,
 results.csv, summary.md, one log per program). scripts/plot_results.py turns
-that folder into pictures.
+that folder into pictures. results.json opens with a "record": exit code, failed
+programs, GPU, driver, CUDA versions and git commit, one file per run for CI.
 
 Without a GPU it still runs what needs none (MM-CPU), marks every GPU row
 "skipped: ..." with the reason, and exits 0. With a GPU, any failed check
@@ -22,6 +27,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -92,30 +98,80 @@ def run(cmd, cwd=ROOT, env=None):
                           text=True, errors="replace")
 
 
-def build(build_dir, preset):
-    """Configure and build with CMake; returns False (after saying why) on failure."""
-    setup = run(["bash", os.path.join(ROOT, "scripts", "setup.sh"), "examples"])
-    sys.stdout.write(setup.stdout)
+def preset_binary_dir(preset):
+    """The build folder of a configure preset in CMakePresets.json (following "inherits")."""
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = {p["name"]: p for p in json.load(f)["configurePresets"]}
+    if preset not in presets:
+        sys.exit(f"tour: no configure preset '{preset}' (CMakePresets.json has {', '.join(presets)})")
+    while preset:
+        entry = presets[preset]
+        if "binaryDir" in entry:
+            return entry["binaryDir"].replace("${sourceDir}", ROOT)
+        parents = entry.get("inherits", [])
+        preset = parents if isinstance(parents, str) else (parents[0] if parents else None)
+    sys.exit("tour: the preset names no binaryDir")
+
+
+def stream(cmd, prefix):
+    """Runs cmd, showing the build's progress every 10% (ninja's [k/N] or make's [ NN%]);
+    returns (exit code, the whole output)."""
+    process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, text=True, errors="replace")
+    lines, shown, started = [], 0, time.time()
+    for line in process.stdout:
+        lines.append(line)
+        ninja = re.match(r"\[(\d+)/(\d+)\]", line)
+        make = re.match(r"\[ *(\d+)%\]", line)
+        percent = 100 * int(ninja[1]) // int(ninja[2]) if ninja else int(make[1]) if make else None
+        if percent is not None and percent >= shown + 10:
+            shown = percent - percent % 10
+            log(f"{prefix} {percent:3d}% after {time.time() - started:4.0f} s")
+    return process.wait(), "".join(lines)
+
+
+def build(build_dir, preset, targets):
+    """Configures the build folder and builds the tour's programs only; returns False (after
+    saying why) on failure. The folder is the one scripts/test.sh uses with the same preset,
+    so the tests later build only what the tour did not."""
+    # The setup check speaks for itself, live: what is missing, what it installs and how large.
+    setup = subprocess.run(["bash", os.path.join(ROOT, "scripts", "setup.sh"), "examples",
+                            "--python", sys.executable], cwd=ROOT, stdin=subprocess.DEVNULL)
     if setup.returncode != 0:
-        sys.stderr.write(setup.stderr)
+        log("[build] setup failed: see above")
         return False
     jobs = str(os.cpu_count() or 2)
     if build_dir:
-        configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DBUILD_TESTING=OFF"]
+        configure = ["cmake", "-S", ROOT, "-B", build_dir]
         compile_ = ["cmake", "--build", build_dir, "-j", jobs]
     else:
         configure = ["cmake", "--preset", preset]
         compile_ = ["cmake", "--build", "--preset", preset, "-j", jobs]
-    for step, cmd in (("configure", configure), ("build", compile_)):
-        started = time.time()
-        log(f"[build] {step}: {' '.join(cmd)}")
-        result = run(cmd)
-        if result.returncode != 0:
-            sys.stdout.write(result.stdout[-6000:])
-            sys.stderr.write(result.stderr[-6000:])
-            log(f"[build] {step} failed")
-            return False
-        log(f"[build] {step} done in {time.time() - started:.1f} s")
+    compile_ += ["--target"] + targets
+    started = time.time()
+    log(f"[build] configure: {' '.join(configure)}")
+    code, output = stream(configure, "[build]")
+    if code != 0 and "GTest" in output:
+        # The tests need GoogleTest, the tour does not: build the programs without the tests
+        # in the same folder; scripts/test.sh turns them back on (BUILD_TESTING=ON).
+        log("[build] GoogleTest is not installed: configuring without the tests "
+            "(scripts/test.sh needs it: apt-get install libgtest-dev)")
+        configure.append("-DBUILD_TESTING=OFF")
+        code, output = stream(configure, "[build]")
+    if code != 0:
+        sys.stdout.write(output[-6000:])
+        log("[build] configure failed")
+        return False
+    log(f"[build] configure done in {time.time() - started:.1f} s")
+    started = time.time()
+    log(f"[build] build: {' '.join(compile_[:compile_.index('--target') + 1])} "
+        f"<the tour's {len(targets)} programs>")
+    code, output = stream(compile_, "[build]")
+    if code != 0:
+        sys.stdout.write(output[-6000:])
+        log("[build] build failed")
+        return False
+    log(f"[build] build done in {time.time() - started:.1f} s")
     return True
 
 
@@ -303,11 +359,48 @@ def environment():
         q = run([smi, "--query-gpu=name,driver_version,compute_cap,memory.total", "--format=csv,noheader"])
         if q.returncode == 0 and q.stdout.strip():
             env["nvidia_smi"] = q.stdout.strip()
+            first = [field.strip() for field in env["nvidia_smi"].splitlines()[0].split(",")]
+            env["gpu"], env["driver"] = first[0], first[1] if len(first) > 1 else None
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if os.path.exists(nvcc):
         v = run([nvcc, "--version"])
         env["nvcc"] = v.stdout.strip().splitlines()[-1] if v.stdout.strip() else ""
+        release = re.search(r"release ([\d.]+)", v.stdout)
+        env["cuda_toolkit"] = release[1] if release else None
+    git = run(["git", "-C", ROOT, "rev-parse", "HEAD"])
+    if git.returncode == 0:
+        env["git_commit"] = git.stdout.strip()
+        env["git_dirty"] = bool(run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
+                                .stdout.strip())
     return env
+
+
+def cuda_version(number):
+    """The CUDA API's version number (13000) as text (13.0)."""
+    return f"{number // 1000}.{number % 1000 // 10}" if number else None
+
+
+def benchmark_record(env, device, opts, exit_code, failed, runs):
+    """What a CI benchmark record needs at the top of results.json: pass or fail, on what."""
+    device = device or {}
+    return {"schema": "cuda-examples-tour/1", "exit_code": exit_code, "passed": exit_code == 0,
+            "failed": [e["program"] for e in failed],
+            "skipped": sum(1 for e in runs if e["status"] == "skipped"),
+            "gpu": device.get("device") or env.get("gpu"), "driver": env.get("driver"),
+            "cuda_driver": cuda_version(device.get("driver_version")),
+            "cuda_runtime": cuda_version(device.get("runtime_version")),
+            "cuda_toolkit": env.get("cuda_toolkit"), "git_commit": env.get("git_commit"),
+            "git_dirty": env.get("git_dirty"), "date": env["date"], "host": env["host"],
+            "preset": None if opts.build_dir else opts.preset, "quick": opts.quick,
+            "require_gpu": os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU") == "1"}
+
+
+def plot_interpreter():
+    """The Python that can draw: this one, or the project's .venv/ (scripts/setup.sh makes it)."""
+    for python in (sys.executable, os.path.join(ROOT, ".venv", "bin", "python")):
+        if os.path.exists(python) and run([python, "-c", "import matplotlib"]).returncode == 0:
+            return python
+    return None
 
 
 def main():
@@ -315,7 +408,10 @@ def main():
     parser.add_argument("--chapter", type=int, action="append", help="run only this chapter (repeatable)")
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--no-build", action="store_true", help="use what is already built")
-    parser.add_argument("--build-dir", help="build here instead of the 'examples' preset's build-examples/")
+    parser.add_argument("--preset", default="default",
+                        help="the CMake preset to build with, and so its folder (default: 'default', "
+                             "build/, the tests' folder too; 'gpu' on a GPU CI runner)")
+    parser.add_argument("--build-dir", help="build in this folder instead of the preset's")
     parser.add_argument("--results", help="results folder (default results/<date-time>)")
     opts = parser.parse_args()
     chapters = sorted(set(opts.chapter)) if opts.chapter else None
@@ -323,8 +419,10 @@ def main():
         parser.error(f"--chapter must be one of {sorted({p[0] for p in PROGRAMS})}")
 
     tour_started = time.time()
-    build_dir = opts.build_dir or os.path.join(ROOT, "build-examples")
-    if not opts.no_build and not build(opts.build_dir, "examples"):
+    build_dir = opts.build_dir or preset_binary_dir(opts.preset)
+    selected = [p for p in PROGRAMS if not chapters or p[0] in chapters]
+    targets = sorted({p[2] for p in selected}) + ["ceilings"]
+    if not opts.no_build and not build(opts.build_dir, opts.preset, targets):
         return 1
     results = opts.results or os.path.join(ROOT, "results", datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     os.makedirs(os.path.join(results, "logs"), exist_ok=True)
@@ -341,7 +439,6 @@ def main():
     if status == "FAIL":
         log(f"           {detail}")
 
-    selected = [p for p in PROGRAMS if not chapters or p[0] in chapters]
     runs = []
     for i, (chapter, folder, program, teaches, args, quick_args, needs_gpu) in enumerate(selected, 1):
         binary = os.path.join(build_dir, folder, program)
@@ -385,12 +482,17 @@ def main():
     if doc_rows:
         log("\n" + table(doc_rows, doc_columns))
     failed = [e for e in runs if e["status"] == "FAIL"] + ([{"program": "ceilings"}] if status == "FAIL" else [])
+    if not gpu:
+        failed = [e for e in failed if not e.get("needs_gpu", True) or e.get("detail", "").startswith("not built")]
+    exit_code = 1 if failed else 0
     log(f"\nRan {len(runs)} programs in {run_seconds:.1f} s (build excluded; {time.time() - tour_started:.1f} s "
         f"in all). Results: {os.path.relpath(results, ROOT)}/")
 
-    # Files.
+    # Files. results.json is the run's record: "record" says pass or fail and on what GPU,
+    # driver and CUDA version, so that CI can keep one per run as a benchmark history.
     with open(os.path.join(results, "results.json"), "w") as f:
-        json.dump({"environment": env, "ceilings": {k: v for k, v in ceilings.items() if k != "device"},
+        json.dump({"record": benchmark_record(env, ceilings.get("device"), opts, exit_code, failed, runs),
+                   "environment": env, "ceilings": {k: v for k, v in ceilings.items() if k != "device"},
                    "device": ceilings.get("device"), "runs": runs, "ceiling_records": ceiling_records,
                    "summary": rows, "documents": doc_rows, "run_seconds": run_seconds, "quick": opts.quick},
                   f, indent=1)
@@ -407,21 +509,24 @@ def main():
         if doc_rows:
             f.write("\n" + markdown(doc_rows, doc_columns) + "\n")
 
-    # Pictures, when matplotlib is there.
-    plot = run([sys.executable, os.path.join(ROOT, "scripts", "plot_results.py"), results])
-    if plot.returncode == 0:
-        drawn = [os.path.basename(l) for l in plot.stdout.split() if l.endswith(".png")]
-        log("Plots: " + (", ".join(drawn) if drawn else "none (nothing measured to draw)"))
+    # Pictures, with whichever Python has matplotlib: this one or the project's .venv/.
+    python = plot_interpreter()
+    if python is None:
+        log(f"No plots: matplotlib is installed neither for {sys.executable} nor in .venv/ "
+            "(scripts/setup.sh examples installs it into .venv/ unless CUDA_EXAMPLES_NO_INSTALL=1)")
     else:
-        log("No plots: " + (plot.stderr.strip() or plot.stdout.strip()))
+        plot = run([python, os.path.join(ROOT, "scripts", "plot_results.py"), results])
+        if plot.returncode == 0:
+            drawn = [os.path.basename(l) for l in plot.stdout.split() if l.endswith(".png")]
+            log("Plots: " + (", ".join(drawn) if drawn else "none (nothing measured to draw)"))
+        else:
+            log("No plots: " + (plot.stderr.strip() or plot.stdout.strip()))
 
     if not gpu:
         log(f"GPU rows are skipped: {no_gpu_reason}. That is not a failure.")
-        failed = [e for e in failed if not e.get("needs_gpu", True) or e.get("detail", "").startswith("not built")]
     if failed:
         log("FAILED: " + ", ".join(e["program"] for e in failed))
-        return 1
-    return 0
+    return exit_code
 
 
 if __name__ == "__main__":

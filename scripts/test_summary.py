@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The end of a test run in a few lines: how many tests passed, failed and were
+skipped, the skipped ones grouped by their reason with a count, and what would
+run them. ctest itself prints only "(Skipped)"; the reasons are in the tests'
+output, which ctest keeps in its JUnit file.
+
+    python3 scripts/test_summary.py --preset default   the JUnit file of a test preset
+    python3 scripts/test_summary.py build/junit.xml    any file from ctest --output-junit
+    python3 scripts/test_summary.py --preset gpu --where   only say where that file is
+
+scripts/test.sh and scripts/sanitize.sh call it after ctest. It only reports:
+exit status 0, or 2 when there is no JUnit file to read.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = 3  # test names shown per reason
+
+NO_GPU_HINT = ("a machine with an NVIDIA GPU and its driver (on a GPU CI runner, "
+               "ctest --preset gpu, or CUDA_EXAMPLES_REQUIRE_GPU=1, makes a missing GPU a failure)")
+
+
+def preset_junit(name):
+    """The JUnit file a test preset of CMakePresets.json writes: <binaryDir>/<outputJUnitFile>."""
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = json.load(f)
+
+    def lookup(kind, preset_name, get):
+        """A field of a preset, following "inherits" as CMake does (first parent wins)."""
+        preset = next((p for p in presets.get(kind, []) if p["name"] == preset_name), None)
+        if preset is None:
+            sys.exit(f"test_summary: no {kind[:-7]} preset '{preset_name}' in CMakePresets.json")
+        value = get(preset)
+        if value is not None:
+            return value
+        parents = preset.get("inherits", [])
+        for parent in [parents] if isinstance(parents, str) else parents:
+            value = lookup(kind, parent, get)
+            if value is not None:
+                return value
+        return None
+
+    configure = lookup("testPresets", name, lambda p: p.get("configurePreset"))
+    junit = lookup("testPresets", name, lambda p: (p.get("output") or {}).get("outputJUnitFile"))
+    binary_dir = lookup("configurePresets", configure, lambda p: p.get("binaryDir"))
+    if not junit or not binary_dir:
+        sys.exit(f"test_summary: test preset '{name}' writes no JUnit file (output.outputJUnitFile)")
+    binary_dir = binary_dir.replace("${sourceDir}", ROOT)
+    return os.path.join(binary_dir, junit)
+
+
+def skip_reason(case):
+    """Why ctest skipped this test: the line the test itself printed, else ctest's message."""
+    skipped = case.find("skipped")
+    message = skipped.get("message", "") if skipped is not None else ""
+    output = (case.findtext("system-out") or "").strip()
+    if message == "Disabled":
+        return "disabled (the DISABLED test property)"
+    gtest = re.search(r": Skipped\n(.+)", output)           # GTEST_SKIP() << why
+    if gtest:
+        return gtest.group(1).strip()
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else message or "no reason given"
+
+
+def group(reason):
+    """(the group's title, a detail line, what would run them) for one reason."""
+    if re.search(r"no (usable )?CUDA device|no GPU", reason):
+        error = re.search(r"(cudaError\w+)(?:: ([^(]*?))?(?: --|\)|$)", reason)
+        detail = ""
+        if error:
+            detail = error.group(1) + (f": {error.group(2).strip()}" if error.group(2) else "")
+        elif "reports 0 CUDA devices" in reason:
+            detail = "the driver reports 0 CUDA devices"
+        return "no usable CUDA device", detail, NO_GPU_HINT
+    # "program: SKIPPED: why (what installs it)" -> "why (what installs it)"
+    reason = re.sub(r"^[\w .+-]{1,40}: (SKIPPED: )?", "", reason)
+    return reason, "", ""
+
+
+def summarise(path):
+    tree = ET.parse(path)
+    cases = tree.getroot().iter("testcase")
+    passed, failed, skipped = [], [], {}
+    details = {}
+    for case in cases:
+        name = case.get("name", "?")
+        status = case.get("status", "")
+        skip = case.find("skipped")
+        message = skip.get("message", "") if skip is not None else ""
+        if message == "Unable to find executable" or message.startswith("Fixture"):
+            failed.append(f"{name} (not run: {message.lower()})")  # ctest counts these as failed
+        elif skip is not None:
+            title, detail, hint = group(skip_reason(case))
+            skipped.setdefault((title, hint), []).append(name)
+            if detail:
+                details.setdefault((title, hint), set()).add(detail)
+        elif case.find("failure") is not None or case.find("error") is not None or status == "fail":
+            failed.append(name)
+        else:
+            passed.append(name)
+    shown = os.path.relpath(path)
+    shown = path if shown.startswith("..") else shown
+    total = len(passed) + len(failed) + sum(len(v) for v in skipped.values())
+    print(f"\nSummary: {total} tests, {len(passed)} passed, {len(failed)} failed, "
+          f"{total - len(passed) - len(failed)} skipped ({shown})")
+    if skipped:
+        print("Skipped, by reason:")
+        width = len(str(max(len(v) for v in skipped.values())))
+        for (title, hint), names in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
+            print(f"  {len(names):>{width}}  {title}")
+            pad = " " * (width + 4)
+            for detail in sorted(details.get((title, hint), ())):
+                print(f"{pad}the driver says: {detail}")
+            more = f", and {len(names) - EXAMPLES} more" if len(names) > EXAMPLES else ""
+            print(f"{pad}e.g. {', '.join(names[:EXAMPLES])}{more}")
+            if hint:
+                print(f"{pad}to run them: {hint}")
+    if failed:
+        more = f", and {len(failed) - 10} more" if len(failed) > 10 else ""
+        print(f"FAILED: {', '.join(failed[:10])}{more}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("junit", nargs="?", help="a JUnit file written by ctest --output-junit")
+    parser.add_argument("--preset", help="read the JUnit file this test preset writes")
+    parser.add_argument("--where", action="store_true", help="only print the JUnit file's path")
+    opts = parser.parse_args()
+    if bool(opts.junit) == bool(opts.preset):
+        parser.error("give a JUnit file or --preset NAME (one of them)")
+    path = opts.junit or preset_junit(opts.preset)
+    if opts.where:
+        print(path)
+        return 0
+    if not os.path.exists(path):
+        print(f"test_summary: {path} does not exist (did ctest run to the end?)", file=sys.stderr)
+        return 2
+    try:
+        summarise(path)
+    except ET.ParseError as e:
+        print(f"test_summary: {path} is not a readable JUnit file: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
