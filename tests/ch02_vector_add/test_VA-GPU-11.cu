@@ -4,7 +4,7 @@
 
 class VA_GPU_11 : public GpuTest {};
 
-static void launch(const long long* a, const long long* b, long long* c, long long n) {
+static void launch(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
     vector_add_11(a, b, c, n);
 }
 

@@ -5,7 +5,7 @@
 class VA_GPU_N1 : public GpuTest {};
 
 static auto with_blocks(int blocks) {
-    return [blocks](const long long* a, const long long* b, long long* c, long long n) {
+    return [blocks](const elem_t* a, const elem_t* b, elem_t* c, long long n) {
         vector_add_n1(a, b, c, n, blocks);
     };
 }

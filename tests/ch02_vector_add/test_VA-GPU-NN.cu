@@ -5,7 +5,7 @@
 class VA_GPU_NN : public GpuTest {};
 
 static auto grid(int blocks, int threads) {
-    return [blocks, threads](const long long* a, const long long* b, long long* c, long long n) {
+    return [blocks, threads](const elem_t* a, const elem_t* b, elem_t* c, long long n) {
         vector_add_nn(a, b, c, n, blocks, threads);
     };
 }
@@ -29,7 +29,7 @@ TEST_F(VA_GPU_NN, DocumentDataLarge) { EXPECT_EQ(count_wrong_document_data(1 << 
 // The checker must be able to fail: the document's indexing,
 // tid = threadIdx.x + blockIdx.x * numBlock, on a 64 x 256 grid leaves
 // elements unwritten (still poisoned), and count_wrong_vector_add sees them.
-__global__ void add_with_document_indexing(const long long* a, const long long* b, long long* c, long long n) {
+__global__ void add_with_document_indexing(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
     long long i = threadIdx.x + (long long)blockIdx.x * gridDim.x;  // the bug: gridDim, not blockDim
     while (i < n) {
         c[i] = a[i] + b[i];
@@ -38,15 +38,32 @@ __global__ void add_with_document_indexing(const long long* a, const long long* 
 }
 
 TEST_F(VA_GPU_NN, CheckerCatchesTheDocumentsIndexingBug) {
-    auto buggy = [](const long long* a, const long long* b, long long* c, long long n) {
+    auto buggy = [](const elem_t* a, const elem_t* b, elem_t* c, long long n) {
         add_with_document_indexing<<<64, 256>>>(a, b, c, n);
         CHECK_LAUNCH();
     };
     EXPECT_GT(count_wrong_vector_add(100000, buggy), 0);
     // ... while the square 128 x 128 grid of the document hides it.
-    auto square = [](const long long* a, const long long* b, long long* c, long long n) {
+    auto square = [](const elem_t* a, const elem_t* b, elem_t* c, long long n) {
         add_with_document_indexing<<<128, 128>>>(a, b, c, n);
         CHECK_LAUNCH();
     };
     EXPECT_EQ(count_wrong_vector_add(100000, square), 0);
+}
+
+// ... and a kernel that runs one past the end (i <= n) writes the guard
+// element c[n]: every element is right, and the checker still counts one.
+__global__ void add_one_past_the_end(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i <= n; i += stride)
+        c[i] = a[i] + b[i];  // the bug: <= n, where < n is right
+}
+
+TEST_F(VA_GPU_NN, CheckerCatchesAWritePastTheEnd) {
+    auto buggy = [](const elem_t* a, const elem_t* b, elem_t* c, long long n) {
+        add_one_past_the_end<<<128, 128>>>(a, b, c, n);
+        CHECK_LAUNCH();
+    };
+    EXPECT_EQ(count_wrong_vector_add(100000, buggy), 1);
+    EXPECT_EQ(count_wrong_document_data(5, buggy), 1);
 }
