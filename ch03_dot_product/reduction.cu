@@ -18,6 +18,14 @@
 // tree keeps the working threads contiguous: whole warps finish and leave.
 // The trees need T to be a power of two, so --threads insists on one.
 //
+// The data is dot_reference.h's random data: values of both signs, each one
+// of +-1/8, +-3/8, +-5/8, +-7/8. Every sum of them is a multiple of 1/8, and
+// a block's sum of T <= 1024 of them stays below 1024 in magnitude, where a
+// float holds every multiple of 1/8 exactly (up to 2^24 / 8 = 2^21): every
+// kernel's arithmetic is exact, in any order (and so is the CPU's double sum
+// of the partials), so the check allows no error. Every element is non-zero:
+// a sum that misses one, or counts one twice, always fails.
+//
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o reduction reduction.cu
 // Run:
@@ -126,11 +134,6 @@ void reduce(int k, const float* dev_in, float* dev_work, float* dev_partial, lon
     CHECK_LAUNCH();
 }
 
-// The longest chain of float roundings: T additions for thread 0, log2(T) for a tree.
-long long reduction_rounding_depth(int k, int threads) {
-    return k == 0 ? threads : tree_levels(threads);
-}
-
 double sum_on_cpu(const float* partial, long long count) {
     double sum = 0;
     for (long long i = 0; i < count; i++) sum += partial[i];
@@ -141,7 +144,7 @@ double sum_on_cpu(const float* partial, long long count) {
 const char* USAGE =
     "usage: reduction [--kernel K|all] [--n N] [--threads T] [--repeats R] [--json]\n"
     "  --kernel K     thread0, interleaved-global, interleaved-shared, sequential, or all (default)\n"
-    "  --n N          elements to add up, random in [0, 1) (default 2^28; at most 2^31)\n"
+    "  --n N          elements to add up, random +-1/8 .. +-7/8 (default 2^28; at most 2^31)\n"
     "  --threads T    threads per block, a power of two from 1 to 1024 (default 512)\n"
     "  --repeats R    timed launches after a warm-up (default 20)\n"
     "  --json         also print one JSON record per measurement\n";
@@ -166,17 +169,21 @@ int main(int argc, char** argv) {
     size_t bytes = checked_bytes(args, n, sizeof(float), 1);
     size_t work_bytes = checked_bytes(args, blocks * threads, sizeof(float), 1);
     size_t partial_bytes = checked_bytes(args, blocks, sizeof(float), 1);
+    // The input and the partials live in host memory too: refuse a size that would
+    // use more than half of it (exit 2) rather than be killed half way by the OS.
+    check_fits_on_host(args, bytes + partial_bytes);
 
     DeviceInfo dev = require_device("reduction");
     check_fits_on_device(args, bytes + work_bytes + partial_bytes);
     print_device(dev);
-    std::printf("reduction: N = %lld random values in [0, 1), %lld blocks x %d threads\n", n, blocks, threads);
+    std::printf("reduction: N = %lld random values +-1/8 .. +-7/8, %lld blocks x %d threads\n", n, blocks,
+                threads);
 
     float* in = (float*)host_alloc(args, bytes);
     float* partial = (float*)host_alloc(args, partial_bytes);
-    fill_random(in, n, 3, 0.0f, 1.0f);
+    fill_random(in, n, 3);
     HostTimer cpu_timer;
-    Reference ref = sum_reference(in, n);
+    Reference ref = sum_reference(in, n, true);  // exact: see the top of this file
     double cpu_ms = cpu_timer.stop_ms();
     std::printf("  CPU reference in double: %.9e (%.1f ms)\n", ref.sum, cpu_ms);
 
@@ -194,9 +201,8 @@ int main(int argc, char** argv) {
         reduce(k, dev_in, dev_work, dev_partial, n, threads);
         HANDLE_ERROR(cudaMemcpy(partial, dev_partial, partial_bytes, cudaMemcpyDeviceToHost));
         double gpu_sum = sum_on_cpu(partial, blocks);
-        long long depth = reduction_rounding_depth(k, threads);
-        bool pass = within_bound(gpu_sum, ref, depth);
-        double error = std::fabs(gpu_sum - ref.sum), bound = float_error_bound(depth, ref);
+        bool pass = gpu_sum == ref.sum;  // exact arithmetic: equal, or wrong
+        double error = std::fabs(gpu_sum - ref.sum);
         if (!pass) {
             all_pass = false;
             failed += std::string(failed.empty() ? "" : ", ") + KERNEL_NAMES[k];
@@ -204,8 +210,8 @@ int main(int argc, char** argv) {
 
         TimingStats t = time_gpu([&] { reduce(k, dev_in, dev_work, dev_partial, n, threads); }, repeats);
         double gbs = (double)bytes / (t.median_ms * 1e6);  // each input element read once
-        std::printf("  %-18s sum %.9e  |error| %.2e <= %.2e? %s\n", KERNEL_NAMES[k], gpu_sum, error, bound,
-                    pass ? "yes" : "NO");
+        std::printf("  %-18s sum %.9e  |error| %.2e (must be 0): %s\n", KERNEL_NAMES[k], gpu_sum, error,
+                    pass ? "right" : "WRONG");
         print_timing(KERNEL_NAMES[k], t, gbs, 100 * gbs / dev.peak_bandwidth_gbs());
 
         JsonRecord size, launch;
@@ -213,7 +219,7 @@ int main(int argc, char** argv) {
         launch.add("blocks", blocks).add("threads", threads);
         print_json(json, measurement("reduction", KERNEL_NAMES[k], dev, t, gbs, NAN, pass ? "PASS" : "FAIL")
                              .add("size", size).add("launch", launch).add("cpu_ms", cpu_ms)
-                             .add("abs_error", error).add("error_bound", bound));
+                             .add("abs_error", error).add("error_bound", 0.0));
     }
 
     HANDLE_ERROR(cudaFree(dev_in));
@@ -221,7 +227,7 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaFree(dev_partial));
     std::free(in);
     std::free(partial);
-    return verdict(all_pass, all_pass ? "every kernel's sum matches the CPU within its rounding bound"
+    return verdict(all_pass, all_pass ? "every kernel's sum equals the CPU's exact sum"
                                       : "wrong sum from: " + failed);
 }
 #endif

@@ -32,6 +32,15 @@ const int RADIUS = 3;
 const int BLOCK_SIZE = 256;
 static_assert(BLOCK_SIZE >= RADIUS, "the first RADIUS threads of a block load the halos");
 
+// The inputs are random integers in [-INPUT_MAX, INPUT_MAX], so every right
+// output lies in [-(2 * RADIUS + 1) * INPUT_MAX, +(2 * RADIUS + 1) * INPUT_MAX]
+// = [-7000, 7000]. The output is poisoned with the byte 0x80 before the kernel:
+// every int then reads 0x80808080 = -2139062144, a value no correct run can
+// produce, so an output the kernel never writes can never pass for a right
+// one. (The usual 0xFF would read -1: a sum the stencil can produce.)
+const int INPUT_MAX = 1000;
+const unsigned char POISON_BYTE = 0x80;
+
 __global__ void stencil_1d(const int* in, int* out, long long n, bool use_barrier) {
     __shared__ int temp[BLOCK_SIZE + 2 * RADIUS];
     long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;  // my element of in/out
@@ -93,6 +102,9 @@ int main(int argc, char** argv) {
     bool json = args.flag("--json");
     args.done();
     size_t bytes = checked_bytes(args, n, sizeof(int), 1);
+    // in, out and expected live in host memory: refuse a size that would use
+    // more than half of it (exit 2) rather than be killed half way by the OS.
+    check_fits_on_host(args, checked_bytes(args, n, sizeof(int), 3));
 
     DeviceInfo dev = require_device("stencil_1d");
     check_fits_on_device(args, 2 * bytes);
@@ -100,15 +112,15 @@ int main(int argc, char** argv) {
     std::printf("stencil_1d: N = %lld, radius %d, blocks of %d threads%s\n", n, RADIUS, BLOCK_SIZE,
                 no_barrier ? ", WITHOUT the barrier (a data race, on purpose)" : "");
 
-    // Random integers in [-1000, 1000]: integer sums are exact, so the GPU
-    // must match the CPU exactly.
+    // Random integers in [-INPUT_MAX, INPUT_MAX]: integer sums are exact, so
+    // the GPU must match the CPU exactly.
     int* in = (int*)host_alloc(args, bytes);
     int* out = (int*)host_alloc(args, bytes);
     int* expected = (int*)host_alloc(args, bytes);
     unsigned long long state = 12345;
     for (long long i = 0; i < n; i++) {
         state = state * 6364136223846793005ULL + 1442695040888963407ULL;  // a 64-bit LCG
-        in[i] = (int)((state >> 33) % 2001) - 1000;
+        in[i] = (int)((state >> 33) % (2 * INPUT_MAX + 1)) - INPUT_MAX;
     }
     HostTimer cpu_timer;
     stencil_on_cpu(in, expected, n);
@@ -118,7 +130,7 @@ int main(int argc, char** argv) {
     int *dev_in, *dev_out;
     HANDLE_ERROR(cudaMalloc((void**)&dev_in, bytes));
     HANDLE_ERROR(cudaMalloc((void**)&dev_out, bytes));
-    HANDLE_ERROR(cudaMemset(dev_out, 0xFF, bytes));  // poison: -1 everywhere
+    HANDLE_ERROR(cudaMemset(dev_out, POISON_BYTE, bytes));  // poison: no stencil sum, see above
     HANDLE_ERROR(cudaMemcpy(dev_in, in, bytes, cudaMemcpyHostToDevice));
     stencil(dev_in, dev_out, n, !no_barrier);
     HANDLE_ERROR(cudaMemcpy(out, dev_out, bytes, cudaMemcpyDeviceToHost));

@@ -13,8 +13,9 @@ struct DotInputs {
     Reference ref;
 };
 
-// Random values in [-1, 1] (both signs: the sum cancels), or the document's
-// a[i] = i, b[i] = 2i (all positive: every term pushes the same way).
+// The programs' random data (+-1/8 .. +-7/8, both signs: the sum cancels, and
+// the GPU's answer must be exact), or the document's a[i] = i, b[i] = 2i (all
+// positive: every term pushes the same way; checked with the rounding bound).
 inline DotInputs make_dot_inputs(long long n, Data data, unsigned long long seed = 7) {
     DotInputs in;
     in.a.resize(n);
@@ -22,10 +23,10 @@ inline DotInputs make_dot_inputs(long long n, Data data, unsigned long long seed
     if (data == Data::Document) {
         fill_document_data(in.a.data(), in.b.data(), n);
     } else {
-        fill_random(in.a.data(), n, seed, -1.0f, 1.0f);
-        fill_random(in.b.data(), n, seed + 1, -1.0f, 1.0f);
+        fill_random(in.a.data(), n, seed);
+        fill_random(in.b.data(), n, seed + 1);
     }
-    in.ref = dot_reference(in.a.data(), in.b.data(), n);
+    in.ref = dot_reference(in.a.data(), in.b.data(), n, data == Data::Random);
     return in;
 }
 
@@ -35,10 +36,11 @@ inline long long count_nan(const std::vector<float>& v) {
     return count;
 }
 
-// A readable failure message: the result, the reference, the error and the bound.
+// A readable failure message: the result, the reference, the error and what is allowed.
 inline std::string explain(double result, const Reference& ref, long long depth) {
     char text[240];
-    std::snprintf(text, sizeof text, "GPU %.9e, reference %.9e, |error| %.3e, bound %.3e (depth %lld)", result,
-                  ref.sum, std::fabs(result - ref.sum), float_error_bound(depth, ref), depth);
+    std::snprintf(text, sizeof text, "GPU %.9e, reference %.9e, |error| %.3e, allowed %.3e (%s)", result,
+                  ref.sum, std::fabs(result - ref.sum), allowed_error(depth, ref),
+                  ref.exact ? "exact data" : ("depth " + std::to_string(depth)).c_str());
     return text;
 }

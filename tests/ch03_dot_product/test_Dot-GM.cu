@@ -4,9 +4,8 @@
 
 class Dot_GM : public GpuTest {};
 
-// Runs dot_gm on poisoned output; returns the CPU's double sum of the products
-// and sets *unwritten to the number of products never written (still NaN).
-static double run_dot_gm(const DotInputs& in, int blocks, int threads, long long n, long long* unwritten) {
+// Runs dot_gm on poisoned output, the kernel told n; returns the products.
+static std::vector<float> run_dot_gm_products(const DotInputs& in, int blocks, int threads, long long n) {
     long long size = (long long)in.a.size();
     DeviceArray<float> a(size), b(size), c(size);
     a.upload(in.a);
@@ -16,6 +15,13 @@ static double run_dot_gm(const DotInputs& in, int blocks, int threads, long long
     HANDLE_ERROR(cudaDeviceSynchronize());
     std::vector<float> products = c.download();
     products.resize(n);
+    return products;
+}
+
+// The same; returns the CPU's double sum of the products and sets *unwritten
+// to the number of products never written (still NaN).
+static double run_dot_gm(const DotInputs& in, int blocks, int threads, long long n, long long* unwritten) {
+    std::vector<float> products = run_dot_gm_products(in, blocks, threads, n);
     *unwritten = count_nan(products);
     return sum_products(products.data(), n);
 }
@@ -57,4 +63,33 @@ TEST_F(Dot_GM, CheckerCatchesAMissingProduct) {
     EXPECT_FALSE(within_bound(sum, in.ref, 1)) << explain(sum, in.ref, 1);
     // ... and an element never written (poison, NaN) fails every comparison.
     EXPECT_FALSE(within_bound(NAN, in.ref, 1000));
+}
+
+// With data of both signs too: every product of the random data is non-zero
+// and the sum is exact, so one product left out fails at any size ...
+TEST_F(Dot_GM, LargeSignedDataCheckerCatchesAMissingProduct) {
+    const long long n = (1 << 24) + 5;
+    DotInputs in = make_dot_inputs(n, Data::Random);
+    long long unwritten = 0;
+    double sum = run_dot_gm(in, 128, 128, n - 1, &unwritten);
+    EXPECT_FALSE(within_bound(sum, in.ref, 1)) << explain(sum, in.ref, 1);
+}
+// ... and so do the products of any one block lost (block k of the grid-stride
+// loop writes the elements i with (i / threads) mod blocks = k), 0 and the
+// sign flipped.
+TEST_F(Dot_GM, LargeSignedDataCheckerCatchesALostBlock) {
+    const long long n = (1 << 24) + 5;
+    const int blocks = 128, threads = 128;
+    DotInputs in = make_dot_inputs(n, Data::Random);
+    std::vector<float> products = run_dot_gm_products(in, blocks, threads, n);
+    double sum = sum_products(products.data(), n);
+    ASSERT_TRUE(within_bound(sum, in.ref, 1)) << explain(sum, in.ref, 1);
+    EXPECT_FALSE(within_bound(0.0, in.ref, 1));
+    EXPECT_FALSE(within_bound(-sum, in.ref, 1));
+    for (long long lost : {0, 1, blocks - 1}) {
+        double without = 0;
+        for (long long i = 0; i < n; i++)
+            if ((i / threads) % blocks != lost) without += products[i];
+        EXPECT_FALSE(within_bound(without, in.ref, 1)) << "block " << lost << ": " << explain(without, in.ref, 1);
+    }
 }

@@ -4,16 +4,21 @@
 
 class Dot_SM : public GpuTest {};
 
-// Runs dot_sm with the partial sums poisoned; returns their double sum and
-// sets *unwritten to the number of partials no block wrote (still NaN).
-static double run_dot_sm(const DotInputs& in, long long n, long long blocks, long long* unwritten) {
+// Runs dot_sm with the partial sums poisoned; returns the partials.
+static std::vector<float> run_dot_sm_partials(const DotInputs& in, long long n, long long blocks) {
     DeviceArray<float> a(in.a.size()), b(in.b.size()), partial(blocks);
     a.upload(in.a);
     b.upload(in.b);
     partial.poison();
     dot_sm(a.ptr, b.ptr, partial.ptr, n, (int)blocks);
     HANDLE_ERROR(cudaDeviceSynchronize());
-    std::vector<float> p = partial.download();
+    return partial.download();
+}
+
+// The same; returns the program's double sum of the partials and sets
+// *unwritten to the number of partials no block wrote (still NaN).
+static double run_dot_sm(const DotInputs& in, long long n, long long blocks, long long* unwritten) {
+    std::vector<float> p = run_dot_sm_partials(in, n, blocks);
     *unwritten = count_nan(p);
     return sum_partials(p.data(), blocks);
 }
@@ -28,14 +33,6 @@ static void expect_dot_sm(long long n, Data data, long long blocks) {
                                                   << explain(sum, in.ref, depth);
 }
 
-TEST_F(Dot_SM, DocumentGridIsCappedAt32) {
-    EXPECT_EQ(document_blocks(1), 1);
-    EXPECT_EQ(document_blocks(256), 1);
-    EXPECT_EQ(document_blocks(257), 2);
-    EXPECT_EQ(document_blocks(32 * 256), 32);
-    EXPECT_EQ(document_blocks(1LL << 28), 32);
-    EXPECT_EQ(uncapped_blocks(1LL << 28), 1LL << 20);
-}
 TEST_F(Dot_SM, OneElement) {
     expect_dot_sm(1, Data::Random, document_blocks(1));
     expect_dot_sm(1, Data::Document, 5);  // more blocks than elements: four add nothing
@@ -90,12 +87,43 @@ static double run_any_block(const DotInputs& in, int blocks, int threads) {
 }
 
 TEST_F(Dot_SM, CheckerCatchesANonPowerOfTwoBlock) {
-    DotInputs in = make_dot_inputs(10000, Data::Document);
-    long long depth_256 = 1 + ceil_div(10000, 4 * 256) + tree_levels(256);
-    double right = run_any_block(in, 4, 256);
-    EXPECT_TRUE(within_bound(right, in.ref, depth_256)) << explain(right, in.ref, depth_256);
-    long long depth_192 = 1 + ceil_div(10000, 4 * 192) + tree_levels(192);
-    double wrong = run_any_block(in, 4, 192);
-    EXPECT_FALSE(within_bound(wrong, in.ref, depth_192)) << explain(wrong, in.ref, depth_192);
-    EXPECT_LT(wrong, in.ref.sum);  // values were dropped, all of them positive
+    for (Data data : {Data::Document, Data::Random}) {
+        DotInputs in = make_dot_inputs(10000, data);
+        long long depth_256 = 1 + ceil_div(10000, 4 * 256) + tree_levels(256);
+        double right = run_any_block(in, 4, 256);
+        EXPECT_TRUE(within_bound(right, in.ref, depth_256)) << explain(right, in.ref, depth_256);
+        long long depth_192 = 1 + ceil_div(10000, 4 * 192) + tree_levels(192);
+        double wrong = run_any_block(in, 4, 192);
+        EXPECT_FALSE(within_bound(wrong, in.ref, depth_192)) << explain(wrong, in.ref, depth_192);
+        if (data == Data::Document) {
+            EXPECT_LT(wrong, in.ref.sum);  // values were dropped, all of them positive
+        }
+    }
+}
+
+// With data of both signs the check must still fail every wrong answer: 0, the
+// sign flipped, and any one block's partial sum left out, on the document's
+// 32 blocks and on a grid that fills the GPU. (Before the exact random data,
+// the bound scaled by sum|a b| let every one of these pass at this size: at
+// N = 2^24 it allowed 0.8 times the answer.)
+TEST_F(Dot_SM, LargeSignedDataCheckerCatchesEachLostBlock) {
+    const long long n = (1 << 24) + 3;
+    DotInputs in = make_dot_inputs(n, Data::Random);
+    DeviceInfo dev = query_device(0);
+    for (long long blocks : {(long long)document_blocks(n), (long long)dot_sm_auto_blocks(dev)}) {
+        std::vector<float> p = run_dot_sm_partials(in, n, blocks);
+        double sum = sum_partials(p.data(), blocks);
+        long long depth = dot_sm_rounding_depth(n, blocks);
+        ASSERT_TRUE(within_bound(sum, in.ref, depth)) << blocks << " blocks: " << explain(sum, in.ref, depth);
+        EXPECT_FALSE(within_bound(0.0, in.ref, depth));
+        EXPECT_FALSE(within_bound(-sum, in.ref, depth));
+        // (A block whose terms add up to exactly 0 can be left out without
+        // changing the answer; see dot_reference.h for how rarely that happens.)
+        long long nonzero = 0, caught = 0;
+        for (long long b = 0; b < blocks; b++) {
+            nonzero += p[b] != 0;
+            caught += p[b] != 0 && !within_bound(sum - p[b], in.ref, depth);
+        }
+        EXPECT_EQ(caught, nonzero) << "of " << blocks << " blocks, each left out in turn";
+    }
 }
