@@ -21,6 +21,17 @@
 # sanitizer runs are <chapter>.<program>.sanitize.<tool>.<run|gtest>.
 
 set(CUDA_EXAMPLES_SANITIZER_TOOLS memcheck racecheck synccheck initcheck)
+
+# "programs": every program and the tour's ceilings, without the tests. The tour
+# builds this one target, so that make (and ninja) build the programs in parallel
+# in the same folder as the tests: cmake --build --preset default --target programs
+add_custom_target(programs)
+function(_cuda_examples_programs_add_ceilings)
+  if(TARGET ceilings)
+    add_dependencies(programs ceilings)
+  endif()
+endfunction()
+cmake_language(DEFER DIRECTORY "${PROJECT_SOURCE_DIR}" CALL _cuda_examples_programs_add_ceilings)
 find_program(CUDA_EXAMPLES_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
 
 function(_cuda_examples_chapter out)
@@ -36,6 +47,7 @@ function(add_example name source)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE cuda_examples_common ${ARG_LIBS})
+  add_dependencies(programs ${name})
   _cuda_examples_chapter(ch)
   set_property(GLOBAL APPEND PROPERTY CUDA_EXAMPLES_PROGRAMS "${ch}/${name}")
   if(CUDA_EXAMPLES_STANDALONE_TESTS AND BUILD_TESTING)
