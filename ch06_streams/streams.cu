@@ -114,6 +114,8 @@ long long chunk_size(long long n, int chunks, int c) {
 // buffers, and chunk c always uses stream c % S and its buffers. A buffer is
 // reused by chunk c + S only after chunk c has finished with it, and nothing
 // has to be done to make it so: operations in one stream run in order.
+// Each buffer has one word more than the largest chunk: a guard, poisoned with
+// the rest, that no correct copy or kernel touches (see pipeline_guards_written).
 enum Op { H2D = 0, KERNEL = 1, D2H = 2 };
 const char* OP_NAMES[3] = {"h2d", "kernel", "d2h"};
 
@@ -145,7 +147,8 @@ void pipeline_create(Pipeline* p, const word_t* host_in, word_t* host_out, long 
     p->steps = steps;
     p->max_blocks = max_blocks;
     p->record = false;
-    size_t chunk_bytes = chunk_size(n, chunks, 0) * sizeof(word_t);  // chunk 0 is never smaller
+    // Chunk 0 is never smaller than another; one more word for the guard.
+    size_t buffer_bytes = (chunk_size(n, chunks, 0) + 1) * sizeof(word_t);
     p->stream.resize(p->streams);
     p->dev_in.resize(p->streams);
     p->dev_out.resize(p->streams);
@@ -154,8 +157,8 @@ void pipeline_create(Pipeline* p, const word_t* host_in, word_t* host_out, long 
         // queued on the default stream, and the default stream waits for it.
         // That is what lets events recorded on the default stream time a mode.
         HANDLE_ERROR(cudaStreamCreate(&p->stream[s]));
-        HANDLE_ERROR(cudaMalloc((void**)&p->dev_in[s], chunk_bytes));
-        HANDLE_ERROR(cudaMalloc((void**)&p->dev_out[s], chunk_bytes));
+        HANDLE_ERROR(cudaMalloc((void**)&p->dev_in[s], buffer_bytes));
+        HANDLE_ERROR(cudaMalloc((void**)&p->dev_out[s], buffer_bytes));
     }
     HANDLE_ERROR(cudaEventCreate(&p->origin));
     p->op_begin.resize(3 * chunks);
@@ -180,16 +183,32 @@ void pipeline_destroy(Pipeline* p) {
     }
 }
 
-// Poison the host result and every device buffer, so that a chunk a mode
-// forgets shows up as wrong words (0xFFFFFFFF).
+// Poison the host result and every device buffer, guards included, so that a
+// chunk a mode forgets shows up as wrong words (0xFFFFFFFF).
+const word_t POISON = 0xFFFFFFFFu;
+
 void pipeline_poison(Pipeline* p) {
-    size_t chunk_bytes = chunk_size(p->n, p->chunks, 0) * sizeof(word_t);
+    size_t buffer_bytes = (chunk_size(p->n, p->chunks, 0) + 1) * sizeof(word_t);
     for (int s = 0; s < p->streams; s++) {
-        HANDLE_ERROR(cudaMemset(p->dev_in[s], 0xFF, chunk_bytes));
-        HANDLE_ERROR(cudaMemset(p->dev_out[s], 0xFF, chunk_bytes));
+        HANDLE_ERROR(cudaMemset(p->dev_in[s], 0xFF, buffer_bytes));
+        HANDLE_ERROR(cudaMemset(p->dev_out[s], 0xFF, buffer_bytes));
     }
     HANDLE_ERROR(cudaDeviceSynchronize());
     std::memset(p->host_out, 0xFF, p->n * sizeof(word_t));
+}
+
+// After a poisoned run: how many guard words (one past the largest chunk, in
+// each buffer) no longer hold the poison. A kernel whose bound is i <= n, or a
+// copy one word too long, writes there while every result word can be right.
+long long pipeline_guards_written(const Pipeline* p) {
+    long long guard = chunk_size(p->n, p->chunks, 0), written = 0;
+    for (int s = 0; s < p->streams; s++) {
+        word_t in_guard = 0, out_guard = 0;
+        HANDLE_ERROR(cudaMemcpy(&in_guard, p->dev_in[s] + guard, sizeof(word_t), cudaMemcpyDeviceToHost));
+        HANDLE_ERROR(cudaMemcpy(&out_guard, p->dev_out[s] + guard, sizeof(word_t), cudaMemcpyDeviceToHost));
+        written += (in_guard != POISON) + (out_guard != POISON);
+    }
+    return written;
 }
 
 // One operation of one chunk. `synchronous`: the blocking call on the default
@@ -409,7 +428,7 @@ int main(int argc, char** argv) {
     DeviceInfo dev = require_device("streams");
     int used_streams = std::min(streams, chunks);
     long long largest_chunk = chunk_size(n, chunks, 0);
-    check_fits_on_device(args, checked_bytes(args, largest_chunk, sizeof(word_t), 2 * used_streams));
+    check_fits_on_device(args, checked_bytes(args, largest_chunk + 1, sizeof(word_t), 2 * used_streams));
     print_device(dev);
     std::printf("Copy engines (cudaDevAttrAsyncEngineCount): %d -- %s\n", dev.copy_engines,
                 dev.copy_engines >= 2   ? "a copy in, a kernel and a copy out can all run at once"
@@ -418,6 +437,14 @@ int main(int argc, char** argv) {
     std::printf("streams: N = %lld words (%.1f MiB each way), %d chunks of %lld%s words, %d streams%s\n", n,
                 bytes / 1048576.0, chunks, largest_chunk, n % chunks ? " or one fewer" : "", used_streams,
                 used_streams < streams ? " (no more than there are chunks)" : "");
+    // A long run says so first. Each stage alone runs repeats + 1 times and each
+    // mode repeats + 2 times; conservative rates: copies at 5 GB/s (the H200's
+    // link: 55 GB/s), the kernel at 1e12 generator steps a second (an H200: 6.6e12).
+    // With --work auto a chunk's kernel takes as long as its copy in.
+    double copy_s = bytes / 5e9, kernel_s = auto_work ? copy_s : n * (double)steps / 1e12;
+    int passes = 3 * (repeats + 1) + MODES * (repeats + 2);
+    announce_long_run(passes * (2 * copy_s + kernel_s),
+                      "estimated for copies at 5 GB/s and 1e12 generator steps a second");
 
     // Pinned host memory: without it cudaMemcpyAsync has to stage the data
     // through the driver's buffer and nothing overlaps (part 1 of the chapter).
@@ -446,7 +473,7 @@ int main(int argc, char** argv) {
 
     // Each mode: one checked run with the timeline recorded, then timed runs.
     TimingStats mode_time[MODES];
-    long long wrong[MODES];
+    long long wrong[MODES], guards[MODES];  // wrong result words; guard words written
     std::vector<Segment> timeline[MODES];
     for (int m = 0; m < MODES; m++) {
         pipeline_poison(&p);
@@ -455,6 +482,7 @@ int main(int argc, char** argv) {
         HANDLE_ERROR(cudaDeviceSynchronize());
         p.record = false;
         wrong[m] = count_wrong(host_in, host_out, n, steps);
+        guards[m] = pipeline_guards_written(&p);
         timeline[m] = read_timeline(&p, (Mode)m);
         // The events of time_gpu() go on the default stream; the streams are
         // blocking streams, so the stop event waits for the work in all of them.
@@ -467,7 +495,7 @@ int main(int argc, char** argv) {
     for (int m = 0; m < MODES; m++) {
         std::printf("  %-14s %10.3f %10.3f %10.1f%% %8.2fx  %s\n", MODE_NAMES[m], mode_time[m].median_ms, ideal,
                     100 * ideal / mode_time[m].median_ms, mode_time[0].median_ms / mode_time[m].median_ms,
-                    wrong[m] ? "FAIL" : "PASS");
+                    wrong[m] || guards[m] ? "FAIL" : "PASS");
         if (m >= DEPTH_FIRST && mode_time[m].median_ms < mode_time[best].median_ms) best = m;
     }
     std::printf("\nTimelines (one checked run of each mode, events around every operation):\n");
@@ -493,10 +521,11 @@ int main(int argc, char** argv) {
     for (int m = 0; m < MODES; m++) {
         const TimingStats& t = mode_time[m];
         print_json(json, measurement_against("streams", MODE_NAMES[m], dev, t, 2.0 * bytes / (t.median_ms * 1e6), NAN,
-                                             100 * ideal / t.median_ms, "ideal-overlap", wrong[m] ? "FAIL" : "PASS")
+                                             100 * ideal / t.median_ms, "ideal-overlap",
+                                             wrong[m] || guards[m] ? "FAIL" : "PASS")
                              .add("size", size).add("launch", launch).add("ideal_ms", ideal)
                              .add("in_order_ms", in_order).add("speedup_vs_sync", mode_time[0].median_ms / t.median_ms)
-                             .add("wrong_words", wrong[m]));
+                             .add("wrong_words", wrong[m]).add("guard_words_written", guards[m]));
     }
     if (json) {
         double span = 0;
@@ -511,7 +540,8 @@ int main(int argc, char** argv) {
         }
         all_modes += "]";
         print_json(json, measurement_against("streams", "timeline", dev, one_run, 2.0 * bytes / (span * 1e6), NAN,
-                                             100 * ideal / span, "ideal-overlap", wrong[best] ? "FAIL" : "PASS")
+                                             100 * ideal / span, "ideal-overlap",
+                                             wrong[best] || guards[best] ? "FAIL" : "PASS")
                              .add("size", size).add("launch", launch).add("mode", MODE_NAMES[best])
                              .add("ideal_ms", ideal).raw("segments", segments_json(timeline[best]))
                              .raw("all_modes", all_modes));
@@ -521,14 +551,18 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaFreeHost(host_in));
     HANDLE_ERROR(cudaFreeHost(host_out));
 
-    long long total_wrong = 0;
-    for (int m = 0; m < MODES; m++) total_wrong += wrong[m];
+    long long total_wrong = 0, total_guards = 0;
+    for (int m = 0; m < MODES; m++) {
+        total_wrong += wrong[m];
+        total_guards += guards[m];
+    }
     char detail[200];
-    if (total_wrong)
-        std::snprintf(detail, sizeof detail, "%lld wrong words over the %d modes (see the check column)", total_wrong,
-                      MODES);
+    if (total_wrong || total_guards)
+        std::snprintf(detail, sizeof detail,
+                      "%lld wrong words and %lld guard words written past a chunk over the %d modes "
+                      "(see the check column)", total_wrong, total_guards, MODES);
     else
         std::snprintf(detail, sizeof detail, "all %lld words match the CPU in each of the %d modes", n, MODES);
-    return verdict(total_wrong == 0, detail);
+    return verdict(total_wrong == 0 && total_guards == 0, detail);
 }
 #endif

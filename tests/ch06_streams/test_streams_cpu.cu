@@ -1,0 +1,75 @@
+// CPU tests of streams (no GPU needed): the CPU's closed form against the
+// step-by-step loop, the chunking, the ideal pipelined time, and the inferred
+// run starts of the timeline.
+#include "../../ch06_streams/streams.cu"
+#include <gtest/gtest.h>
+
+#include <random>
+
+// The most literal CPU reference: the generator applied step by step.
+static word_t lcg_loop(word_t x, int steps) {
+    for (int s = 0; s < steps; s++) x = LCG_A * x + LCG_C;
+    return x;
+}
+
+TEST(StreamsCpu, ClosedFormEqualsTheLoop) {
+    std::mt19937 rng(7);
+    for (int steps : {0, 1, 2, 3, 10, 257, 5000}) {
+        AffineMap m = lcg_power(steps);
+        for (int trial = 0; trial < 100; trial++) {
+            word_t x = (word_t)rng();
+            ASSERT_EQ((word_t)(m.a * x + m.c), lcg_loop(x, steps)) << "steps " << steps;
+        }
+    }
+}
+
+// Every word in exactly one chunk, chunks in order, sizes within one word.
+TEST(StreamsCpu, ChunksCoverEveryWordOnce) {
+    const long long cases[][2] = {{1, 1}, {10, 3}, {10, 10}, {16, 16}, {1000003, 7}, {5, 1}, {4096, 4096}, {99, 4}};
+    for (const auto& nc : cases) {
+        long long n = nc[0];
+        int chunks = (int)nc[1];
+        long long next = 0, smallest = n, largest = 0;
+        for (int c = 0; c < chunks; c++) {
+            ASSERT_EQ(chunk_begin(n, chunks, c), next) << n << " in " << chunks;
+            long long size = chunk_size(n, chunks, c);
+            ASSERT_GE(size, 1);
+            smallest = std::min(smallest, size);
+            largest = std::max(largest, size);
+            next += size;
+        }
+        EXPECT_EQ(next, n);
+        EXPECT_LE(largest - smallest, 1);
+        EXPECT_EQ(largest, chunk_size(n, chunks, 0));  // the first chunk is never smaller
+    }
+}
+
+TEST(StreamsCpu, IdealPipelinedTime) {
+    // Three equal stages of 1 ms per chunk, 8 chunks: 8 + 2 = 10 ms, not 24.
+    EXPECT_DOUBLE_EQ(ideal_pipelined_ms(8, 8, 8, 8, 2), 10.0);
+    EXPECT_DOUBLE_EQ(ideal_pipelined_ms(8, 8, 8, 8, 3), 10.0);
+    // One chunk: nothing to overlap.
+    EXPECT_DOUBLE_EQ(ideal_pipelined_ms(1, 2, 3, 1, 2), 6.0);
+    // A slow kernel: it runs throughout, plus one chunk's copy in and copy out.
+    EXPECT_DOUBLE_EQ(ideal_pipelined_ms(4, 40, 4, 4, 2), 40.0 + 8.0 / 4);
+    // One copy engine: the two directions share it.
+    EXPECT_DOUBLE_EQ(ideal_pipelined_ms(8, 8, 8, 8, 1), 16.0 + 8.0 / 8);
+    // No copy engine: no overlap at all.
+    EXPECT_DOUBLE_EQ(ideal_pipelined_ms(8, 8, 8, 8, 0), 24.0);
+}
+
+// Three copies reached at once run one after another on the one link.
+TEST(StreamsCpu, RunStartsAreInferredFromTheQueue) {
+    std::vector<Segment> segments = {
+        {0, 0, H2D, 0.0, 1.0, 0.0}, {2, 2, H2D, 0.0, 3.0, 0.0}, {1, 1, H2D, 0.0, 2.0, 0.0},
+        {0, 0, KERNEL, 1.0, 2.0, 1.0},  // reached when its copy ended, engine free: runs at once
+        {1, 1, KERNEL, 2.5, 3.0, 2.5},  // reached after the first kernel ended: no wait
+    };
+    infer_run_starts(&segments);
+    EXPECT_DOUBLE_EQ(segments[0].run_ms, 0.0);
+    EXPECT_DOUBLE_EQ(segments[2].run_ms, 1.0);
+    EXPECT_DOUBLE_EQ(segments[1].run_ms, 2.0);
+    EXPECT_DOUBLE_EQ(segments[3].run_ms, 1.0);
+    EXPECT_DOUBLE_EQ(segments[4].run_ms, 2.5);
+}
+
