@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaMalloc((void**)&dev_a, guarded));
     HANDLE_ERROR(cudaMalloc((void**)&dev_b, guarded));
     HANDLE_ERROR(cudaMalloc((void**)&dev_c, guarded));
-    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, guarded));  // poison: every element reads -1, the guard too
+    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, guarded));  // poison: every element reads -1, guard too
     HANDLE_ERROR(cudaMemcpy(dev_a, a, guarded, cudaMemcpyHostToDevice));
     HANDLE_ERROR(cudaMemcpy(dev_b, b, guarded, cudaMemcpyHostToDevice));
     vector_add_11(dev_a, dev_b, dev_c, n);
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     if (wrong)
         std::snprintf(detail, sizeof detail, "%lld of %lld elements wrong, first at i = %lld", wrong, n, first_wrong);
     else if (past_the_end)
-        std::snprintf(detail, sizeof detail, "the kernel wrote past the end: the guard c[%lld] changed", n);
+        std::snprintf(detail, sizeof detail, "the kernel wrote past the end (guard c[%lld])", n);
     else
         std::snprintf(detail, sizeof detail, "all %lld elements match the CPU", n);
     return verdict(pass, detail);

@@ -155,9 +155,12 @@ int main(int argc, char** argv) {
     bool sweep = args.flag("--sweep");
     // Whether an option was given at all, not whether its value is empty:
     // "--mb ''" is given (and refused as empty), never "no --mb".
-    if (sweep && args.given("--mb")) args.fail("--mb and --sweep: give one size or ask for the sweep, not both");
-    if (!sweep && args.given("--max-mb")) args.fail("--max-mb sets the end of the sweep; it needs --sweep");
-    long long mb = sweep ? args.integer("--max-mb", 1024, 1, LLONG_MAX) : args.integer("--mb", 64, 1, LLONG_MAX);
+    if (sweep && args.given("--mb"))
+        args.fail("--mb and --sweep: give one size or ask for the sweep, not both");
+    if (!sweep && args.given("--max-mb"))
+        args.fail("--max-mb sets the end of the sweep; it needs --sweep");
+    long long mb = sweep ? args.integer("--max-mb", 1024, 1, LLONG_MAX)
+                         : args.integer("--mb", 64, 1, LLONG_MAX);
     int repeats = (int)args.integer("--repeats", 10, 1, 100000);
     bool json = args.flag("--json");
     args.done();
@@ -183,7 +186,8 @@ int main(int argc, char** argv) {
     // copies at 5 GB/s (conservative: the H200 machine's pageable copies run at 9
     // to 16 GB/s), and the host pins, fills, clears and compares at 2 GB/s.
     double seconds = 0;
-    for (size_t bytes : sizes) seconds += HOST_KINDS * (2 * (repeats + 2) * (bytes / 5e9) + 4 * (bytes / 2e9));
+    for (size_t bytes : sizes)
+        seconds += HOST_KINDS * (2 * (repeats + 2) * (bytes / 5e9) + 4 * (bytes / 2e9));
     announce_long_run(seconds, "estimated for copies at 5 GB/s and the host at 2 GB/s");
 
     unsigned char* dev_buffer;

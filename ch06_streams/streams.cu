@@ -204,8 +204,9 @@ long long pipeline_guards_written(const Pipeline* p) {
     long long guard = chunk_size(p->n, p->chunks, 0), written = 0;
     for (int s = 0; s < p->streams; s++) {
         word_t in_guard = 0, out_guard = 0;
-        HANDLE_ERROR(cudaMemcpy(&in_guard, p->dev_in[s] + guard, sizeof(word_t), cudaMemcpyDeviceToHost));
-        HANDLE_ERROR(cudaMemcpy(&out_guard, p->dev_out[s] + guard, sizeof(word_t), cudaMemcpyDeviceToHost));
+        const size_t word = sizeof(word_t);
+        HANDLE_ERROR(cudaMemcpy(&in_guard, p->dev_in[s] + guard, word, cudaMemcpyDeviceToHost));
+        HANDLE_ERROR(cudaMemcpy(&out_guard, p->dev_out[s] + guard, word, cudaMemcpyDeviceToHost));
         written += (in_guard != POISON) + (out_guard != POISON);
     }
     return written;
@@ -428,7 +429,9 @@ int main(int argc, char** argv) {
     DeviceInfo dev = require_device("streams");
     int used_streams = std::min(streams, chunks);
     long long largest_chunk = chunk_size(n, chunks, 0);
-    check_fits_on_device(args, checked_bytes(args, largest_chunk + 1, sizeof(word_t), 2 * used_streams));
+    // Each stream's two buffers: the largest chunk and a guard word.
+    check_fits_on_device(args, checked_bytes(args, largest_chunk + 1, sizeof(word_t),
+                                             2 * used_streams));
     print_device(dev);
     std::printf("Copy engines (cudaDevAttrAsyncEngineCount): %d -- %s\n", dev.copy_engines,
                 dev.copy_engines >= 2   ? "a copy in, a kernel and a copy out can all run at once"
@@ -559,8 +562,8 @@ int main(int argc, char** argv) {
     char detail[200];
     if (total_wrong || total_guards)
         std::snprintf(detail, sizeof detail,
-                      "%lld wrong words and %lld guard words written past a chunk over the %d modes "
-                      "(see the check column)", total_wrong, total_guards, MODES);
+                      "%lld wrong words and %lld guard words written past a chunk over the %d "
+                      "modes (see the check column)", total_wrong, total_guards, MODES);
     else
         std::snprintf(detail, sizeof detail, "all %lld words match the CPU in each of the %d modes", n, MODES);
     return verdict(total_wrong == 0 && total_guards == 0, detail);

@@ -29,7 +29,8 @@ TEST_F(VA_GPU_NN, DocumentDataLarge) { EXPECT_EQ(count_wrong_document_data(1 << 
 // The checker must be able to fail: the document's indexing,
 // tid = threadIdx.x + blockIdx.x * numBlock, on a 64 x 256 grid leaves
 // elements unwritten (still poisoned), and count_wrong_vector_add sees them.
-__global__ void add_with_document_indexing(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
+__global__ void add_with_document_indexing(const elem_t* a, const elem_t* b, elem_t* c,
+                                           long long n) {
     long long i = threadIdx.x + (long long)blockIdx.x * gridDim.x;  // the bug: gridDim, not blockDim
     while (i < n) {
         c[i] = a[i] + b[i];

@@ -67,7 +67,8 @@ TEST_F(Streams, EveryModeMoreStreamsThanChunks) {
 // H200): a copy out that does not wait for its kernel, or a kernel that does not
 // wait for its copy in, is then certain to see poison, not merely likely to.
 TEST_F(Streams, EveryModeKernelMuchLongerThanTheCopies) {
-    for (int m = 0; m < MODES; m++) EXPECT_EQ(wrong_words((Mode)m, 1 << 20, 8, 4, 20000), 0) << MODE_NAMES[m];
+    for (int m = 0; m < MODES; m++)
+        EXPECT_EQ(wrong_words((Mode)m, 1 << 20, 8, 4, 20000), 0) << MODE_NAMES[m];
 }
 TEST_F(Streams, EveryModeLarge) {
     for (int m = 0; m < MODES; m++) EXPECT_EQ(wrong_words((Mode)m, 1 << 24, 16, 4, 100), 0) << MODE_NAMES[m];

@@ -25,7 +25,8 @@ TEST(StreamsCpu, ClosedFormEqualsTheLoop) {
 
 // Every word in exactly one chunk, chunks in order, sizes within one word.
 TEST(StreamsCpu, ChunksCoverEveryWordOnce) {
-    const long long cases[][2] = {{1, 1}, {10, 3}, {10, 10}, {16, 16}, {1000003, 7}, {5, 1}, {4096, 4096}, {99, 4}};
+    const long long cases[][2] = {{1, 1},       {10, 3}, {10, 10},     {16, 16},
+                                  {1000003, 7}, {5, 1},  {4096, 4096}, {99, 4}};
     for (const auto& nc : cases) {
         long long n = nc[0];
         int chunks = (int)nc[1];
