@@ -32,15 +32,6 @@ const int RADIUS = 3;
 const int BLOCK_SIZE = 256;
 static_assert(BLOCK_SIZE >= RADIUS, "the first RADIUS threads of a block load the halos");
 
-// The inputs are random integers in [-INPUT_MAX, INPUT_MAX], so every right
-// output lies in [-(2 * RADIUS + 1) * INPUT_MAX, +(2 * RADIUS + 1) * INPUT_MAX]
-// = [-7000, 7000]. The output is poisoned with the byte 0x80 before the kernel:
-// every int then reads 0x80808080 = -2139062144, a value no correct run can
-// produce, so an output the kernel never writes can never pass for a right
-// one. (The usual 0xFF would read -1: a sum the stencil can produce.)
-const int INPUT_MAX = 1000;
-const unsigned char POISON_BYTE = 0x80;
-
 __global__ void stencil_1d(const int* in, int* out, long long n, bool use_barrier) {
     __shared__ int temp[BLOCK_SIZE + 2 * RADIUS];
     long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;  // my element of in/out
@@ -75,6 +66,15 @@ void stencil(const int* dev_in, int* dev_out, long long n, bool use_barrier = tr
     stencil_1d<<<blocks, BLOCK_SIZE>>>(dev_in, dev_out, n, use_barrier);
     CHECK_LAUNCH();
 }
+
+// The inputs are random integers in [-INPUT_MAX, INPUT_MAX], so every right
+// output lies in [-(2 * RADIUS + 1) * INPUT_MAX, +(2 * RADIUS + 1) * INPUT_MAX]
+// = [-7000, 7000]. The output is poisoned with the byte 0x80 before the kernel:
+// every int then reads 0x80808080 = -2139062144, a value no correct run can
+// produce, so an output the kernel never writes can never pass for a right
+// one. (The usual 0xFF would read -1: a sum the stencil can produce.)
+const int INPUT_MAX = 1000;
+const unsigned char POISON_BYTE = 0x80;
 
 // The CPU reference, written independently: the sum over the window, 0 outside.
 void stencil_on_cpu(const int* in, int* out, long long n) {
