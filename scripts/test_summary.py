@@ -21,8 +21,8 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = 3  # test names shown per reason
 
-NO_GPU_HINT = ("a machine with an NVIDIA GPU and its driver (on a GPU CI runner, "
-               "ctest --preset gpu, or CUDA_EXAMPLES_REQUIRE_GPU=1, makes a missing GPU a failure)")
+NO_GPU_HINT = ("a machine with an NVIDIA GPU and its driver\n"
+               "(on a GPU CI runner, ctest --preset gpu makes a missing GPU a failure instead)")
 
 
 def preset_junit(name):
@@ -83,6 +83,24 @@ def group(reason):
     return reason, "", ""
 
 
+def kinds(names):
+    """"42 program runs, 150 GoogleTest tests, ..." from the test names (<ch>.<program>.<what>)."""
+    counts = {}
+    for name in names:
+        if ".sanitize." in name:
+            kind = "sanitizer runs"
+        elif ".mutant." in name:
+            kind = "planted bugs"
+        elif re.search(r"\.run(_\w+)?$", name):
+            kind = "program runs"
+        elif re.search(r"\.[A-Z]\w*\.\w+$", name):
+            kind = "GoogleTest tests"
+        else:
+            kind = "others"
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def summarise(path):
     tree = ET.parse(path)
     cases = tree.getroot().iter("testcase")
@@ -113,14 +131,14 @@ def summarise(path):
         print("Skipped, by reason:")
         width = len(str(max(len(v) for v in skipped.values())))
         for (title, hint), names in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
-            print(f"  {len(names):>{width}}  {title}")
+            print(f"  {len(names):>{width}}  {title} ({kinds(names)})")
             pad = " " * (width + 4)
             for detail in sorted(details.get((title, hint), ())):
                 print(f"{pad}the driver says: {detail}")
             more = f", and {len(names) - EXAMPLES} more" if len(names) > EXAMPLES else ""
             print(f"{pad}e.g. {', '.join(names[:EXAMPLES])}{more}")
             if hint:
-                print(f"{pad}to run them: {hint}")
+                print(f"{pad}to run them: " + hint.replace("\n", "\n" + pad + " " * 13))
     if failed:
         more = f", and {len(failed) - 10} more" if len(failed) > 10 else ""
         print(f"FAILED: {', '.join(failed[:10])}{more}")
