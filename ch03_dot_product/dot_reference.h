@@ -22,8 +22,11 @@
 //    sqrt(N) / 3) is tiny next to sum |term| (about N / 4), and at N = 2^28 the
 //    bound allowed 73 times the answer -- 0, the sign flipped, half the blocks
 //    lost, all passed. A statistical bound (sqrt(depth) instead of depth) is
-//    still too loose to see one lost block among a thousand. So instead the
-//    values are chosen so that float arithmetic makes no rounding error at all:
+//    still too loose to see one lost block among a thousand, and checking each
+//    block's partial sum against the CPU's sum of the same elements has the
+//    same problem one level down (and needs every program's mapping of
+//    elements to blocks). So instead the values are chosen so that float
+//    arithmetic makes no rounding error at all:
 //
 //    - every value is one of +-1/8, +-3/8, +-5/8, +-7/8 (random_eighth below);
 //    - every product is then an odd multiple of 1/64, at most 49/64: exact in
