@@ -198,15 +198,17 @@ inline unsigned long long host_physical_bytes() {
     return (unsigned long long)pages * (unsigned long long)page_size;
 }
 
-// Refuses a request for more than half of the host's RAM: pinned memory can
-// never be paged out, so asking for too much hurts the whole machine.
+// Refuses a request for more than half of the host's RAM, with exit 2 rather
+// than a visit from the out-of-memory killer half-way through the run. Half,
+// because the machine must stay usable, and pinned memory (chapter 6) can
+// never be paged out at all.
 inline void check_fits_on_host(const Args& args, size_t bytes_needed) {
     unsigned long long total = host_physical_bytes();
     if (total != 0 && bytes_needed > total / 2) {
         char message[240];
         std::snprintf(message, sizeof message,
                       "this size needs %.2f GB of host memory, more than half of the %.2f GB this "
-                      "machine has (pinned memory cannot be paged out, so this program keeps to half)",
+                      "machine has (this program keeps to half, so the machine stays usable)",
                       bytes_needed / 1e9, total / 1e9);
         args.fail(message);
     }
