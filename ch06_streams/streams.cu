@@ -183,10 +183,11 @@ void pipeline_destroy(Pipeline* p) {
     }
 }
 
-// Poison the host result and every device buffer, guards included, so that a
-// chunk a mode forgets shows up as wrong words (0xFFFFFFFF).
+// The poison: what cudaMemset(..., 0xFF, ...) leaves in a word.
 const word_t POISON = 0xFFFFFFFFu;
 
+// Poison the host result and every device buffer, guards included, so that a
+// chunk a mode forgets shows up as wrong words.
 void pipeline_poison(Pipeline* p) {
     size_t buffer_bytes = (chunk_size(p->n, p->chunks, 0) + 1) * sizeof(word_t);
     for (int s = 0; s < p->streams; s++) {
