@@ -13,10 +13,11 @@
 // Run:
 //   ./ray                                 20 random spheres, 1024 x 1024, seed 1
 //   ./ray --spheres 200 --seed 7          another reproducible scene
-//   ./ray --scene scenes/three_spheres.txt --output three.png
+//   ./ray --scene scenes/three_spheres.txt --output three.ppm
 //   ./ray --help                          every option
 // The image opens in a window when built with freeglut and a display is
-// there (ESC closes it); otherwise, or with --output, it is written to a file.
+// there (ESC closes it); otherwise, or with --output, it is written to a file:
+// .ppm, or .png when built with libpng (the CMake build uses it if installed).
 
 #include <cstdio>
 #include <string>
@@ -99,7 +100,9 @@ double render_end_to_end_const(const std::vector<Sphere>& spheres, CPUBitmap& bi
     HostTimer timer;
     unsigned char* dev_bitmap;
     HANDLE_ERROR(cudaMalloc((void**)&dev_bitmap, bitmap.image_size()));
-    HANDLE_ERROR(cudaMemset(dev_bitmap, 0xFF, bitmap.image_size()));  // poison: a missed pixel shows
+    // Poison: 0x7F is grey with alpha 127, which no pixel of the kernel has, so
+    // a pixel it missed shows. (0xFF would not do: alpha 255 is a real pixel's.)
+    HANDLE_ERROR(cudaMemset(dev_bitmap, 0x7F, bitmap.image_size()));
     upload_spheres(spheres);
     render_const(count, dev_bitmap, bitmap.x, divergent);
     HANDLE_ERROR(cudaMemcpy(bitmap.get_ptr(), dev_bitmap, bitmap.image_size(), cudaMemcpyDeviceToHost));
@@ -124,44 +127,65 @@ const char* USAGE =
 
 int main(int argc, char** argv) {
     Args args(argc, argv, "ray", USAGE);
-    std::string spheres_text = args.text("--spheres", "");
-    std::string seed_text = args.text("--seed", "");
+    // The scene comes from a file or is drawn at random, never both. given()
+    // asks whether an option is on the command line at all: an empty value
+    // (--spheres '') is refused by text() and integer(), never taken as absent.
+    if (args.given("--scene") && (args.given("--spheres") || args.given("--seed")))
+        args.fail("--scene takes its spheres from the file; leave out --spheres and --seed");
+    bool from_file = args.given("--scene");
     std::string scene_path = args.text("--scene", "");
+    long long random_count = args.integer("--spheres", 20, 0, LLONG_MAX);  // checked below
+    long long seed = args.integer("--seed", 1, 0, 1LL << 62);
     int dim = (int)args.integer("--dim", 1024, 1, 16384);
     std::string output = args.text("--output", "");
     bool divergent = args.flag("--divergent");
     int repeats = (int)args.integer("--repeats", 20, 1, 100000);
     bool json = args.flag("--json");
     args.done();
+    if (random_count > MAX_SPHERES)
+        args.fail("--spheres " + std::to_string(random_count) + " is too many: at most " +
+                  std::to_string(MAX_SPHERES) +
+                  " (they are kept in 64 KB of constant memory, 28 bytes each)");
+    // The image file is checked now, not after the GPU work: a name that
+    // cannot be written is a usage error.
+    std::string why;
+    if (args.given("--output") && !CPUBitmap::check_output_path(output, &why))
+        args.fail("--output " + output + ": " + why);
 
-    // The scene: from a file, or random. Bad input is refused here, before
-    // any GPU is needed.
+    // The scene. Bad input is refused here, before any GPU is needed.
     std::vector<Sphere> spheres;
-    long long seed = 1;
-    if (!scene_path.empty()) {
-        if (!spheres_text.empty() || !seed_text.empty())
-            args.fail("--scene takes its spheres from the file; leave out --spheres and --seed");
+    if (from_file) {
         std::string error;
         if (!load_scene_file(scene_path, &spheres, &error)) {
             std::fprintf(stderr, "ray: error: %s\n", error.c_str());
             return EXIT_CODE_USAGE;
         }
     } else {
-        long long count = spheres_text.empty() ? 20 : args.to_integer("--spheres", spheres_text, 0, 1LL << 40);
-        if (count > MAX_SPHERES)
-            args.fail("--spheres " + spheres_text + " is too many: at most " + std::to_string(MAX_SPHERES) +
-                      " (they are kept in 64 KB of constant memory, 28 bytes each)");
-        if (!seed_text.empty()) seed = args.to_integer("--seed", seed_text, 0, 1LL << 62);
-        spheres = random_scene((uint64_t)seed, (int)count);
+        spheres = random_scene((uint64_t)seed, (int)random_count);
     }
     int count = (int)spheres.size();
     size_t image_bytes = (size_t)dim * dim * 4;
+    // On the host: the image, and the CPU reference's image and unsure map.
+    check_fits_on_host(args, 2 * image_bytes + image_bytes / 4);
+
+    // The CPU reference, computed without Sphere::hit, and before the GPU:
+    // a scene that cannot be checked is refused like any other bad input.
+    HostTimer cpu_timer;
+    ReferenceImage reference = render_reference(spheres, dim);
+    double cpu_ms = cpu_timer.stop_ms();
+    if (reference.unsure_count > max_unsure_pixels(dim)) {
+        std::fprintf(stderr, "ray: error: %lld of %lld pixels are too close to call in "
+                             "float (at most %lld may be), so the image could not be checked; "
+                             "do two spheres lie in the same place?\n",
+                     reference.unsure_count, (long long)dim * dim, max_unsure_pixels(dim));
+        return EXIT_CODE_USAGE;
+    }
 
     DeviceInfo dev = require_device("ray");
     check_fits_on_device(args, 2 * image_bytes + sizeof(Sphere) * count);
     print_device(dev);
     std::printf("ray: %d spheres in constant memory (%s), %d x %d pixels, %d x %d threads per block%s\n",
-                count, scene_path.empty() ? ("seed " + std::to_string(seed)).c_str() : scene_path.c_str(),
+                count, from_file ? scene_path.c_str() : ("seed " + std::to_string(seed)).c_str(),
                 dim, dim, BLOCK_SIDE, BLOCK_SIDE, divergent ? ", divergent reads" : "");
 
     // End to end, as the document timed it, five times: the first run also
@@ -173,10 +197,7 @@ int main(int argc, char** argv) {
         end_to_end_samples.push_back(render_end_to_end_const(spheres, bitmap, divergent));
     TimingStats end_to_end = summarize(end_to_end_samples);
 
-    // The CPU reference, computed without Sphere::hit.
-    HostTimer cpu_timer;
-    ReferenceImage reference = render_reference(spheres, dim);
-    double cpu_ms = cpu_timer.stop_ms();
+    // The check: the GPU's image against the CPU reference.
     long long first_bad;
     long long bad = count_bad_pixels(bitmap.get_ptr(), reference, dim, &first_bad);
 
@@ -196,8 +217,9 @@ int main(int argc, char** argv) {
 
     const char* result = bad ? "FAIL" : "PASS";
     JsonRecord size, launch;
-    size.add("dim", dim).add("spheres", count).add("scene", scene_path.empty() ? "random" : scene_path.c_str());
-    if (scene_path.empty()) size.add("seed", seed);
+    size.add("dim", dim).add("spheres", count);
+    size.add("scene", from_file ? scene_path.c_str() : "random");
+    if (!from_file) size.add("seed", seed);
     launch.add("blocks_x", (dim + BLOCK_SIDE - 1) / BLOCK_SIDE).add("blocks_y", (dim + BLOCK_SIDE - 1) / BLOCK_SIDE)
           .add("threads", BLOCK_SIDE * BLOCK_SIDE);
     print_json(json, measurement("ray", divergent ? "constant-divergent" : "constant", dev, kernel_only, NAN,

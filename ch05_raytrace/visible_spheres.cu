@@ -72,6 +72,17 @@ void cast_visible(const std::vector<Ball>& scene, bool* dev_visible, int dim) {
     CHECK_LAUNCH();
 }
 
+// Poison for the constant array, the counterpart of poisoning an output: all
+// MAX_VISIBLE_SPHERES slots get a ball that covers the whole map, in front of
+// everything. cast_visible() then overwrites the first `count`, so a kernel
+// that reads one ball past the scene sees every pixel visible, and the check
+// catches it. (Without this the slot past the scene holds zeros, a ball of
+// radius 0 that no ray hits, and such a kernel would pass.)
+void poison_balls(int dim) {
+    std::vector<Ball> poison(MAX_VISIBLE_SPHERES, Ball{0, 0, (float)dim, 2.0f * dim});
+    HANDLE_ERROR(cudaMemcpyToSymbol(balls, poison.data(), sizeof(Ball) * poison.size()));
+}
+
 // A reproducible scene: SplitMix64, the same numbers on every machine.
 // Centres in [-dim/2, dim/2)^3, radii in [2, 2 + dim/10).
 std::vector<Ball> random_balls(uint64_t seed, int count, int dim) {
@@ -126,8 +137,7 @@ const char* USAGE =
 
 int main(int argc, char** argv) {
     Args args(argc, argv, "visible_spheres", USAGE);
-    std::string count_text = args.text("--spheres", "40");
-    long long count = args.to_integer("--spheres", count_text, 0, 1LL << 40);
+    long long count = args.integer("--spheres", 40, 0, LLONG_MAX);  // at most 500, below
     long long seed = args.integer("--seed", 1, 0, 1LL << 62);
     int dim = (int)args.integer("--dim", 64, 1, 1024);
     bool quiet = args.flag("--quiet");
@@ -136,13 +146,16 @@ int main(int argc, char** argv) {
     args.done();
     // The document quietly cut a larger request down to 500; we refuse it.
     if (count > MAX_VISIBLE_SPHERES)
-        args.fail("--spheres " + count_text + " is too many: at most " + std::to_string(MAX_VISIBLE_SPHERES) +
-                  " fit in the constant-memory array");
+        args.fail("--spheres " + std::to_string(count) + " is too many: at most " +
+                  std::to_string(MAX_VISIBLE_SPHERES) + " fit in the constant-memory array");
+
+    size_t map_bytes = (size_t)dim * dim * sizeof(bool);
+    check_fits_on_host(args, 2 * map_bytes);  // the GPU's map and the CPU's
 
     DeviceInfo dev = require_device("visible_spheres");
     print_device(dev);
     std::vector<Ball> scene = random_balls((uint64_t)seed, (int)count, dim);
-    size_t map_bytes = (size_t)dim * dim * sizeof(bool);
+    poison_balls(dim);
 
     HostTimer end_to_end_timer;
     bool* dev_visible;
@@ -176,16 +189,22 @@ int main(int argc, char** argv) {
     std::printf("  end to end (malloc + copies + kernel): %.3f ms; CPU %.3f ms\n", end_to_end_ms, cpu_ms);
     print_timing("kernel only (with the upload)", kernel, NAN, NAN);
 
-    const char* result = wrong ? "FAIL" : "PASS";
+    // Rim pixels are skipped, so there must be few of them (0.1%, and 4 more
+    // for tiny maps), or a map with every pixel on a rim would pass unchecked.
+    long long max_unsure = (long long)dim * dim / 1000 + 4;
+    bool pass = wrong == 0 && unsure <= max_unsure;
+    const char* result = pass ? "PASS" : "FAIL";
     JsonRecord size, launch;
     size.add("dim", dim).add("spheres", count).add("seed", seed);
     launch.add("blocks", ((dim + TILE - 1) / TILE) * ((dim + TILE - 1) / TILE)).add("threads", TILE * TILE);
     print_json(json, measurement("visible_spheres", "constant", dev, kernel, NAN, NAN, result)
                          .add("size", size).add("launch", launch).add("end_to_end_ms", end_to_end_ms)
                          .add("cpu_ms", cpu_ms));
-    char detail[160];
-    std::snprintf(detail, sizeof detail, "%lld of %lld pixels differ from the CPU; %lld on a rim not compared",
-                  wrong, (long long)dim * dim - unsure, unsure);
-    return verdict(wrong == 0, detail);
+    char detail[200];
+    std::snprintf(detail, sizeof detail,
+                  "%lld of %lld pixels differ from the CPU; %lld on a rim not compared "
+                  "(at most %lld)",
+                  wrong, (long long)dim * dim - unsure, unsure, max_unsure);
+    return verdict(pass, detail);
 }
 #endif

@@ -11,11 +11,14 @@
 // the window returns. Otherwise -- or whenever `output_path` is set, e.g. from
 // a program's --output flag -- it writes the image to a file and prints the
 // path: PNG when built with libpng (CUDA_EXAMPLES_USE_PNG), else PPM.
+// CPUBitmap::check_output_path(path, &why) tells beforehand whether it can.
 //
 // Row 0 is the BOTTOM row, as in OpenGL's glDrawPixels; files are written top
 // row first, so a saved image looks exactly like the window.
 #pragma once
 
+#include <sys/stat.h>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +81,39 @@ struct CPUBitmap {
 #endif
         }
         if (bitmapExit) bitmapExit(dataBlock);
+    }
+
+    // Can save() write `path`? A program asks before its GPU work (for its
+    // --output), so that a typo costs nothing: the name must end in .ppm, or
+    // in .png when built with libpng, and the file must be creatable. An
+    // existing file is left as it is; one created to find out is removed.
+    // False, with the reason in *why, when it cannot.
+    static bool check_output_path(const std::string& path, std::string* why) {
+#ifdef CUDA_EXAMPLES_USE_PNG
+        if (!ends_with(path, ".png") && !ends_with(path, ".ppm")) {
+            *why = "the file name must end in .png or .ppm";
+            return false;
+        }
+#else
+        if (ends_with(path, ".png")) {
+            *why = "built without libpng: use a .ppm file name";
+            return false;
+        }
+        if (!ends_with(path, ".ppm")) {
+            *why = "the file name must end in .ppm (built without libpng)";
+            return false;
+        }
+#endif
+        struct stat info;
+        bool existed = stat(path.c_str(), &info) == 0;
+        FILE* f = std::fopen(path.c_str(), "ab");  // creates it if missing, never truncates
+        if (!f) {
+            *why = std::string("cannot create the file: ") + std::strerror(errno);
+            return false;
+        }
+        std::fclose(f);
+        if (!existed) std::remove(path.c_str());
+        return true;
     }
 
     // Writes .png (when built with libpng) or .ppm; false on any failure.

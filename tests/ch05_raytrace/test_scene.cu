@@ -1,12 +1,18 @@
 // CPU tests of chapter 5 (no GPU needed): random scenes, the scene-file
-// parser, and the two CPU renderers checked against each other and against
-// pixels worked out by hand.
+// parser, the two CPU renderers checked against each other and against
+// pixels worked out by hand, the limit on pixels too close to call, the
+// --output check, and visible_spheres' own CPU check.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
+#include "../../ch05_raytrace/visible_spheres.cu"
+#include "common/cpu_bitmap.h"
 #include "raytrace_check.h"
+#include "visible_check.h"
 
 #ifndef CH05_SOURCE_DIR
 #error "CH05_SOURCE_DIR must name the source tree (set by tests/ch05_raytrace/CMakeLists.txt)"
@@ -79,6 +85,57 @@ TEST(SceneParser, RefusesWhatStrtodWouldAccept) {
     EXPECT_EQ(parse_error(std::string("1 2 3 4 0 0 0\n1 2\0 3 4 0 0 0\n", 29)), "scene:2: unexpected character (byte 0)");
     EXPECT_EQ(parse_error("1 2 3 4 0 0 \xff\n"), "scene:1: unexpected character (byte 255)");
 }
+TEST(SceneParser, AcceptsAByteOrderMark) {
+    // Editors on Windows start UTF-8 files with EF BB BF; it used to be
+    // refused as "unexpected character (byte 239)".
+    std::vector<Sphere> spheres;
+    std::string error;
+    ASSERT_TRUE(parse_scene("\xEF\xBB\xBF" "1 2 3 4 0 0 0\n", "s", &spheres, &error)) << error;
+    ASSERT_EQ(spheres.size(), 1u);
+    EXPECT_EQ(spheres[0].x, 1);
+    ASSERT_TRUE(parse_scene("\xEF\xBB\xBF", "s", &spheres, &error)) << error;  // and nothing else
+    EXPECT_TRUE(spheres.empty());
+    // Only at the very start: anywhere else it is still a stray byte.
+    EXPECT_EQ(parse_error("1 2 3 4 0 0 0\n\xEF\xBB\xBF" "1 2 3 4 0 0 0\n"),
+              "scene:2: unexpected character (byte 239)");
+    EXPECT_EQ(parse_error("\xEF\xBB\xBF" "1 2 3\n"),  // lines are still counted from 1
+              "scene:1: expected 7 numbers (x y z radius r g b), found 3");
+}
+TEST(SceneParser, NumbersTooSmallForAFloatAreZero) {
+    // 1e-310 underflows even a double (strtod says ERANGE); 1e-50 and 1e-40
+    // only a float. Each is 0 on the GPU, so each reads as 0: accepted where 0
+    // is (a coordinate, a colour), out of range where it is not (a radius).
+    std::vector<Sphere> spheres;
+    std::string error;
+    ASSERT_TRUE(parse_scene("1e-310 -1e-310 1e-40 4 1e-310 0 1e-50\n", "s", &spheres, &error))
+        << error;
+    ASSERT_EQ(spheres.size(), 1u);
+    EXPECT_EQ(spheres[0].x, 0.0f);
+    EXPECT_EQ(spheres[0].y, 0.0f);
+    EXPECT_EQ(spheres[0].z, 0.0f);  // 1e-40 would be a denormal float: flushed
+    EXPECT_EQ(spheres[0].r, 0.0f);
+    EXPECT_EQ(spheres[0].b, 0.0f);
+    EXPECT_EQ(parse_error("1 2 3 1e-310 0 0 0\n"),
+              "scene:1: radius 1e-310 is out of range (0.001 to 100000)");
+    // The other way: too large for a double is out of range, not "not a number".
+    EXPECT_EQ(parse_error("1e999 2 3 4 0 0 0\n"),
+              "scene:1: x 1e999 is out of range (-100000 to 100000)");
+    EXPECT_EQ(parse_error("1 2 3 4 0 0 -1e400\n"), "scene:1: b -1e400 is out of range (0 to 1)");
+}
+TEST(SceneParser, LongWordsAreShortInMessages) {
+    // A 5 MB "number" used to be echoed whole into the message.
+    std::string huge(5 << 20, '7');
+    EXPECT_EQ(parse_error("1 " + huge + " 3 4 0 0 0\n"),
+              "scene:1: y '77777777777777777777...' is too long "
+              "(5242880 characters; a number has at most 64)");
+    EXPECT_EQ(parse_error("1 2 3 4 0 0 " + std::string(30, 'x') + "\n"),
+              "scene:1: b 'xxxxxxxxxxxxxxxxxxxx...' is not a number");
+    // 64 characters is still a number.
+    std::vector<Sphere> spheres;
+    std::string error;
+    std::string longest = "0." + std::string(62, '5');
+    EXPECT_TRUE(parse_scene(longest + " 2 3 4 0 0 0", "s", &spheres, &error)) << error;
+}
 TEST(SceneParser, TooManySpheres) {
     std::string text;
     for (int i = 0; i < MAX_SPHERES; i++) text += "0 0 0 1 0 0 0\n";
@@ -96,12 +153,85 @@ TEST(SceneParser, Files) {
     EXPECT_EQ(spheres.size(), 3u);
     ASSERT_TRUE(load_scene_file(source("tests/ch05_raytrace/scenes/good_mixed.txt"), &spheres, &error)) << error;
     EXPECT_EQ(spheres.size(), 2u);
+    ASSERT_TRUE(load_scene_file(source("tests/ch05_raytrace/scenes/good_bom.txt"), &spheres, &error))
+        << error;
+    EXPECT_EQ(spheres.size(), 2u);
     EXPECT_FALSE(load_scene_file(source("tests/ch05_raytrace/scenes/bad_count.txt"), &spheres, &error));
     EXPECT_NE(error.find("bad_count.txt:4: expected 7 numbers"), std::string::npos) << error;
     EXPECT_FALSE(load_scene_file(source("tests/ch05_raytrace/scenes/no-such-file.txt"), &spheres, &error));
     EXPECT_NE(error.find("cannot open the scene file: No such file or directory"), std::string::npos) << error;
     EXPECT_FALSE(load_scene_file(source("tests/ch05_raytrace/scenes"), &spheres, &error));
-    EXPECT_NE(error.find("cannot read the scene file: Is a directory"), std::string::npos) << error;
+    EXPECT_NE(error.find("cannot read the scene file: it is a directory"), std::string::npos)
+        << error;
+}
+TEST(SceneParser, OnlyRegularFilesAreRead) {
+    std::vector<Sphere> spheres;
+    std::string error;
+    // /dev/zero never ends (it used to end in std::bad_alloc), and a FIFO
+    // with no writer would make fopen wait for ever: both refused unread.
+    EXPECT_FALSE(load_scene_file("/dev/zero", &spheres, &error));
+    EXPECT_EQ(error, "/dev/zero: cannot read the scene file: it is not a regular file "
+                     "(a device, a pipe or a socket)");
+    std::string fifo = ::testing::TempDir() + "ch05_scene_fifo";
+    std::remove(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    EXPECT_FALSE(load_scene_file(fifo, &spheres, &error));
+    EXPECT_NE(error.find("it is not a regular file"), std::string::npos) << error;
+    std::remove(fifo.c_str());
+}
+TEST(SceneParser, FilesOfAtMostOneMegabyte) {
+    // Comment lines only, exactly MAX_SCENE_FILE_BYTES of them: read (an empty
+    // scene). One byte more: refused, without reading it whole.
+    std::string text(MAX_SCENE_FILE_BYTES, '#');
+    for (size_t i = 79; i < text.size(); i += 80) text[i] = '\n';
+    std::string path = ::testing::TempDir() + "ch05_big_scene.txt";
+    std::vector<Sphere> spheres;
+    std::string error;
+    for (int extra : {0, 1}) {
+        FILE* f = std::fopen(path.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), f), text.size());
+        if (extra) std::fputc('#', f);
+        std::fclose(f);
+        EXPECT_EQ(load_scene_file(path, &spheres, &error), extra == 0) << error;
+    }
+    EXPECT_EQ(error, path + ": the scene file is too large (at most 1048576 bytes)");
+    std::remove(path.c_str());
+}
+
+// ---- the programs' --output check (common/cpu_bitmap.h) ------------------------------
+TEST(OutputPath, CheckedBeforeTheWork) {
+    std::string why;
+    std::string dir = ::testing::TempDir();
+    EXPECT_FALSE(CPUBitmap::check_output_path(dir + "x.jpg", &why));  // would have got PPM bytes
+    EXPECT_NE(why.find("must end in"), std::string::npos) << why;
+    EXPECT_FALSE(CPUBitmap::check_output_path(dir + "no_such_dir/x.ppm", &why));
+    EXPECT_EQ(why, "cannot create the file: No such file or directory");
+    mkdir((dir + "ch05_dir.ppm").c_str(), 0700);
+    EXPECT_FALSE(CPUBitmap::check_output_path(dir + "ch05_dir.ppm", &why));
+    EXPECT_EQ(why, "cannot create the file: Is a directory");
+    rmdir((dir + "ch05_dir.ppm").c_str());
+    // A file that can be created is not left behind...
+    std::string fresh = dir + "ch05_fresh.ppm";
+    std::remove(fresh.c_str());
+    EXPECT_TRUE(CPUBitmap::check_output_path(fresh, &why)) << why;
+    struct stat info;
+    EXPECT_NE(stat(fresh.c_str(), &info), 0) << "the probe left " << fresh << " behind";
+    // ... and one that exists is neither removed nor emptied.
+    FILE* f = std::fopen(fresh.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fputs("P6 keep me", f);
+    std::fclose(f);
+    EXPECT_TRUE(CPUBitmap::check_output_path(fresh, &why)) << why;
+    ASSERT_EQ(stat(fresh.c_str(), &info), 0);
+    EXPECT_EQ(info.st_size, 10);
+    std::remove(fresh.c_str());
+#ifdef CUDA_EXAMPLES_USE_PNG
+    EXPECT_TRUE(CPUBitmap::check_output_path(dir + "ch05_image.png", &why)) << why;
+#else
+    EXPECT_FALSE(CPUBitmap::check_output_path(dir + "ch05_image.png", &why));
+    EXPECT_EQ(why, "built without libpng: use a .ppm file name");
+#endif
 }
 
 // ---- the CPU renderers ------------------------------------------------------------
@@ -159,7 +289,31 @@ TEST(CpuRenderers, TheTwoAlgorithmsAgree) {
         }
         EXPECT_EQ(differ, 0) << c.scene.size() << " spheres at " << c.dim;
         EXPECT_LE(a.unsure_count, (long long)c.dim * c.dim / 1000 + 4);
+        EXPECT_LE(a.unsure_count, max_unsure_pixels(c.dim));  // the programs' own limit
     }
+}
+TEST(CpuRenderers, TooManyUnsurePixelsIsRefused) {
+    // Two spheres in the same place: every pixel of their disc is a tie, so
+    // any image would pass a check that skips the unsure pixels. The
+    // programs refuse such a scene; here, the reason why.
+    std::vector<Sphere> spheres;
+    std::string error;
+    std::string path = source("tests/ch05_raytrace/scenes/unsure_coincident.txt");
+    ASSERT_TRUE(load_scene_file(path, &spheres, &error)) << error;
+    for (int dim : {16, 64, 1024}) {
+        ReferenceImage ref = render_reference(spheres, dim);
+        EXPECT_GT(ref.unsure_count, max_unsure_pixels(dim)) << "dim " << dim;
+    }
+    EXPECT_EQ(max_unsure_pixels(1), 4);
+    EXPECT_EQ(max_unsure_pixels(1024), 10485 + 4);
+    // Random scenes stay far below it, even with 2048 spheres, where 0.1%
+    // would refuse some: seed 1 at 128 x 128 has 21 unsure pixels, 0.1% is 20.
+    EXPECT_LE(render_reference(random_scene(1, 20), 1024).unsure_count, 8);
+    for (int seed = 1; seed <= 8; seed++)
+        for (int dim : {16, 128, 256})
+            EXPECT_LE(render_reference(random_scene(seed, 2048), dim).unsure_count * 3,
+                      max_unsure_pixels(dim))
+                << "seed " << seed << ", dim " << dim;
 }
 TEST(CpuRenderers, CountBadPixelsCanFail) {
     std::vector<Sphere> scene = random_scene(4, 20);
@@ -176,4 +330,22 @@ TEST(CpuRenderers, CountBadPixelsCanFail) {
     img = ref.rgba;
     img[4 * p + 3] = 254;  // alpha must be 255
     EXPECT_EQ(count_bad_pixels(img.data(), ref, 128, &first_bad), 1);
+}
+
+// ---- visible_spheres' own CPU check ----------------------------------------------
+// main's visible_on_cpu and the tests' coverage() (visible_check.h) agree
+// wherever both are sure. (It needs no GPU, so it lives here, not in
+// test_visible_spheres.)
+TEST(VisibleSpheresCpu, ProgramsCpuCheckAgrees) {
+    for (int dim : {1, 64, 90}) {
+        std::vector<Ball> scene = random_balls(6, 100, dim);
+        std::vector<unsigned char> a = visible_on_cpu(scene, dim), b = coverage(scene, dim);
+        long long compared = 0;
+        for (size_t i = 0; i < a.size(); i++) {
+            if (a[i] == 2 || b[i] == 2) continue;
+            ASSERT_EQ(a[i], b[i]) << "pixel " << i << " at dim " << dim;
+            compared++;
+        }
+        EXPECT_GE(compared, (long long)dim * dim - (long long)dim * dim / 1000 - 4);
+    }
 }
