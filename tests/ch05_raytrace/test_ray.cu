@@ -94,7 +94,7 @@ TEST_F(RayConst, ReadsNoSpherePastCount) {
     upload_spheres(std::vector<Sphere>(MAX_SPHERES, make_sphere(0, 0, 1000, 10000, 1, 1, 1)));
     EXPECT_SCENE_OK(render, overlapping_scene(), 200);
     EXPECT_SCENE_OK(render_divergent, overlapping_scene(), 200);
-    EXPECT_SCENE_OK(render_divergent, behind_scene(), 77);
+    EXPECT_SCENE_OK(render_divergent, edge_scene(37), 37);
 }
 
 // The checker must be able to fail. Two planted bugs:

@@ -111,7 +111,7 @@ TEST_F(RayNoconst, ReadsNoSpherePastCount) {
     };
     EXPECT_SCENE_OK(uniform, overlapping_scene(), 200);
     EXPECT_SCENE_OK(divergent, overlapping_scene(), 200);
-    EXPECT_SCENE_OK(divergent, behind_scene(), 77);
+    EXPECT_SCENE_OK(divergent, edge_scene(37), 37);
 }
 
 // The checker must be able to fail. Two planted bugs:
