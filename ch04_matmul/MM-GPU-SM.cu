@@ -80,7 +80,8 @@ const char* USAGE =
     "usage: MM-GPU-SM [--width W] [--init document|random] [--seed S] [--repeats R] [--cpu]\n"
     "                 [--compare-cublas] [--json]\n"
     "  --width W            matrices are W x W floats, 1..32768 (default 1024)\n"
-    "  --init KIND          'document': M[y*W+x] = x + y*W (default); 'random': values in [-1, 1]\n"
+    "  --init KIND          'document': M[y*W+x] = x + y*W (default);\n"
+    "                       'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
     "  --seed S             seed of the random data (default 1)\n"
     "  --repeats R          timed kernel launches after a warm-up (default 10)\n"
     "  --cpu                also time the CPU triple loop (MM-CPU) at this Width: slow\n"
@@ -100,6 +101,8 @@ int main(int argc, char** argv) {
     if (init != "document" && init != "random") args.fail("--init must be 'document' or 'random'");
     size_t bytes = checked_bytes(args, (long long)W * W, sizeof(float), 1);
 
+    check_matrices_fit_on_host(args, run_cpu ? 4 : 3, W);  // before the GPU: no device needed
+
     DeviceInfo dev = require_device("MM-GPU-SM");
     check_fits_on_device(args, 3 * bytes);
     print_device(dev);
@@ -109,7 +112,9 @@ int main(int argc, char** argv) {
 
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
-    float* P = (float*)host_alloc(args, bytes);
+    // P gets one float more than the matrix: a guard past its end, poisoned
+    // like the rest. A kernel that writes past the end of P changes it.
+    float* P = (float*)host_alloc(args, bytes + sizeof(float));
     if (init == "document") {
         fill_document(M, W);
         fill_document(N, W);
@@ -123,15 +128,16 @@ int main(int argc, char** argv) {
     float *dev_M, *dev_N, *dev_P;
     HANDLE_ERROR(cudaMalloc((void**)&dev_M, bytes));
     HANDLE_ERROR(cudaMalloc((void**)&dev_N, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_P, bytes));
-    HANDLE_ERROR(cudaMemset(dev_P, 0xFF, bytes));  // poison: an element never written reads NaN
+    HANDLE_ERROR(cudaMalloc((void**)&dev_P, bytes + sizeof(float)));
+    HANDLE_ERROR(cudaMemset(dev_P, 0xFF, bytes + sizeof(float)));  // poison: unwritten reads NaN
     HANDLE_ERROR(cudaMemcpy(dev_M, M, bytes, cudaMemcpyHostToDevice));
     HANDLE_ERROR(cudaMemcpy(dev_N, N, bytes, cudaMemcpyHostToDevice));
     matmul_sm_launch(dev_M, dev_N, dev_P, W);
-    HANDLE_ERROR(cudaMemcpy(P, dev_P, bytes, cudaMemcpyDeviceToHost));
+    HANDLE_ERROR(cudaMemcpy(P, dev_P, bytes + sizeof(float), cudaMemcpyDeviceToHost));
     double end_to_end_ms = end_to_end.stop_ms();
 
     CheckResult check = check_product(M, N, P, W);
+    check_guard(P, W, &check);  // P[W * W] must still hold the poison
 
     // Kernel only: the same launch repeated, each timed with events.
     TimingStats kernel = time_gpu([&] { matmul_sm_launch(dev_M, dev_N, dev_P, W); },
@@ -147,7 +153,7 @@ int main(int argc, char** argv) {
         cublas_gflops = compare_with_cublas("MM-GPU-SM", gflops, dev_M, dev_N, dev_P, W, repeats,
                                             dev.peak_fp32_gflops());
 
-    const char* result = check.wrong ? "FAIL" : "PASS";
+    const char* result = check.passed() ? "PASS" : "FAIL";
     JsonRecord size, launch;
     size.add("width", W).add("flops", 2.0 * W * (double)W * W);
     launch.add("grid_x", grid).add("grid_y", grid).add("block_x", TILE).add("block_y", TILE).add("tile", TILE);
@@ -162,6 +168,6 @@ int main(int argc, char** argv) {
     std::free(M);
     std::free(N);
     std::free(P);
-    return verdict(check.wrong == 0, describe(check));
+    return verdict(check.passed(), describe(check));
 }
 #endif

@@ -5,8 +5,10 @@
 // ("row-major"): element (row y, column x) lives at M[y * Width + x].
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,7 +17,7 @@
 
 // The largest Width the programs accept: three 32768 x 32768 float matrices
 // take 12.9 GB, and every index y * Width + x stays below 2^30, so the
-// kernels can index with plain int.
+// kernels can index with plain int. (The check below relies on it too.)
 const long long MAX_WIDTH = 32768;
 
 // The document's data: M[y*W + x] = x + y*W, i.e. 0, 1, 2, ... row after row.
@@ -30,11 +32,32 @@ inline void fill_document(float* M, int W) {
             M[(size_t)y * W + x] = (float)((double)x + (double)y * W);
 }
 
-// Random values in [-1, 1]; the same seed gives the same matrix.
+// Random data made for checking: odd multiples of 1/8 in [-1, 1] (+-1/8,
+// +-3/8, +-5/8, +-7/8), both signs, never zero; the same seed gives the same
+// matrix. Why such coarse values: a product of two of them is a multiple of
+// 1/64 no larger than 1 in size, so every partial sum of a dot product of
+// W <= 32768 terms is a multiple of 1/64 below 2^15 -- at most 2^21 steps of
+// 1/64, which a float (24 bits) holds exactly. Whatever order a kernel adds
+// the terms in, with or without fused multiply-adds, its answer is exact, and
+// the check can demand exactly that: any term left out (an odd multiple of
+// 1/64, never zero) or added twice shows, at every Width.
 inline void fill_random(float* M, int W, unsigned seed) {
     std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-    for (size_t i = 0; i < (size_t)W * W; i++) M[i] = value(rng);
+    for (size_t i = 0; i < (size_t)W * W; i++) {
+        int three_bits = (int)(rng() >> 29);        // 0..7, each equally likely
+        M[i] = (float)(2 * three_bits - 7) / 8.0f;  // -7/8, -5/8, ..., 7/8
+    }
+}
+
+// Is every entry a multiple of 1/8 in [-1, 1]? Then (see fill_random) a
+// correct float product is exact, and the check allows no error at all.
+inline bool on_eighths_grid(const float* M, int W) {
+    for (size_t i = 0; i < (size_t)W * W; i++) {
+        float eighths = 8.0f * M[i];  // exact: a power-of-two scaling
+        // (NaN fails the first test, so the cast to int below is always defined.)
+        if (!(std::fabs(eighths) <= 8.0f) || eighths != (float)(int)eighths) return false;
+    }
+    return true;
 }
 
 // MM-CPU: the document's triple loop, in float, one output element at a time.
@@ -50,39 +73,98 @@ inline void matmul_cpu(const float* M, const float* N, float* P, int W) {
     }
 }
 
-// The check. Element (y, x) of the product is recomputed in double, and the
-// float result is compared with it relative to sum_k |M[y][k] * N[k][x]|:
-// that is the size of the numbers the float sum actually went through, so
-// rounding errors scale with it even when positive and negative terms cancel
-// and the result itself is near zero. A float sum of W terms, added in ANY
-// order, is off by at most about W x 2^-24 of that (the textbook bound for
-// floating-point summation; 2^-24 is half a float ulp). We allow twice that,
-// so a correct kernel can never fail the check; typical errors are far
-// smaller (about sqrt(W) x 2^-24 on random data). Real bugs -- a missing
-// tile, a wrong index, an unwritten element (the output is poisoned with NaN)
-// -- are off by whole percent or more.
-inline double check_tolerance(int W) { return 2.0 * W * std::ldexp(1.0, -24); }
+// How long matmul_cpu will take at this Width, in seconds, from a timed
+// sample: the first 64 elements of row 0, computed with the very same loop
+// (same strides, so the same cache misses), scaled to all W * W elements.
+// At W = 32768 that is a day or more, which a program should say up front.
+inline double estimate_matmul_cpu_seconds(const float* M, const float* N, int W) {
+    int count = W < 64 ? W : 64;
+    volatile float sink = 0;  // keeps the compiler from skipping the sample
+    HostTimer timer;
+    for (int x = 0; x < count; x++) {
+        float sum = 0;
+        for (int k = 0; k < W; k++) sum += M[k] * N[(size_t)k * W + x];
+        sink = sink + sum;
+    }
+    double seconds = timer.stop_ms() / 1000.0;
+    return seconds / count * (double)W * W;
+}
 
+// The programs keep 3 (with --cpu, 4) W x W matrices in host memory. On Linux
+// malloc hands out address space, not memory: a request the machine cannot
+// hold "succeeds", and the program is killed later, while filling the
+// matrices, without a word. So refuse it up front (exit 2), when it would take
+// more than 3/4 of the RAM (the rest is left to the system and other programs).
+inline void check_matrices_fit_on_host(const Args& args, int matrices, int W,
+                                       unsigned long long host_bytes = host_physical_bytes()) {
+    double needed = (double)matrices * W * (double)W * sizeof(float);
+    if (host_bytes == 0 || needed <= 0.75 * (double)host_bytes) return;
+    char message[240];
+    std::snprintf(message, sizeof message,
+                  "Width %d needs %.2f GB of host memory (%d matrices of %.2f GB), more than 3/4 "
+                  "of the %.2f GB this machine has; choose a smaller --width",
+                  W, needed / 1e9, matrices, needed / matrices / 1e9, host_bytes / 1e9);
+    args.fail(message);
+}
+
+// ---------------------------------------------------------------------------
+// The check.
+//
+// How big may the error of a correct float product be? That depends on the data:
+//  * Data on the 1/8 grid (fill_random): none. Every correct answer is exact
+//    (see fill_random), so the tolerance is 0 and one missing term of W =
+//    32767 is as visible as a missing tile at W = 33.
+//  * Any other data (the document's): each element is compared with its
+//    double-precision value relative to sum_k |M[y][k] * N[k][x]|, the size of
+//    the numbers the float sum went through. A float sum of W terms, added in
+//    ANY order, is off by at most about W x 2^-24 of that (the textbook bound;
+//    2^-24 is half a float ulp), and we allow 2 W x 2^-24, so a correct kernel
+//    never fails. A rule like sqrt(W) x 2^-24 holds for random data but not
+//    for the document's: its rounding errors are not random (adding its terms
+//    largest first is off by 8.5 sqrt(W) x 2^-24 at W = 8192). The price: a
+//    missing term shows only when it is larger than the tolerance. In the
+//    document's data the last term of a dot product is about 2/W of the sum,
+//    which beats 2 W x 2^-24 for every W below 4096 (the default 1024
+//    included); a missing tile of 32 such terms, below about 23000. Larger
+//    Widths are checked properly with --init random.
+const double FLOAT_UNIT = 1.0 / 16777216.0;  // 2^-24
+
+inline double check_tolerance(int W, bool exact) { return exact ? 0.0 : 2.0 * W * FLOAT_UNIT; }
+
+// Which elements are looked at:
+//  * whole rows and whole columns -- the first and the last (where partial
+//    tiles live) and two random ones of each -- recomputed in double, every
+//    element of them, which says where a wrong element is and by how much;
+//  * and every element at once, by Freivalds' test (1977): for a random
+//    vector v, P v must equal M (N v). That costs 3 W^2 multiply-adds instead
+//    of W^3, and sees a wrong element anywhere -- a race inside one tile of a
+//    million -- because it changes P v. The entries of v are random whole
+//    numbers 1..4096 of either sign, never 0: one wrong element in a row
+//    always shows; several cancel out with a chance of at most 1 in 8192. On grid
+//    data all three products are exact in double (multiples of 1/64 below
+//    2^42, for W <= 2^15), so they must agree exactly; on other data row y
+//    may differ by the tolerance times sum_x |v[x]| sum_k |M[y][k] N[k][x]|
+//    (the double rounding in these sums is some 10^8 times smaller than that).
 struct CheckResult {
-    long long checked = 0;  // elements compared
-    long long wrong = 0;    // elements beyond the tolerance (NaN counts as wrong)
-    double worst = 0;       // the largest relative error seen
-    double tolerance = 0;   // check_tolerance(W)
+    bool exact = false;      // the data is on the 1/8 grid: every element must be exact
+    double tolerance = 0;    // check_tolerance(W, exact)
+    long long checked = 0;   // elements recomputed in double (whole rows and columns)
+    long long wrong = 0;     // of those, beyond the tolerance (NaN counts as wrong)
+    double worst = 0;        // the largest relative error among them
     int worst_y = 0, worst_x = 0;
+    int rows = 0;            // rows in Freivalds' test: all W
+    long long rows_wrong = 0;  // rows where P v and M (N v) disagree
+    int first_wrong_row = -1;
+    bool wrote_past_end = false;  // the guard float after P changed (check_guard)
+    bool passed() const { return wrong == 0 && rows_wrong == 0 && !wrote_past_end; }
 };
 
-inline void check_element(const float* M, const float* N, const float* P, int W, int y, int x,
-                          CheckResult* r) {
-    double sum = 0, magnitude = 0;
-    for (int k = 0; k < W; k++) {
-        double term = (double)M[(size_t)y * W + k] * (double)N[(size_t)k * W + x];
-        sum += term;
-        magnitude += std::fabs(term);
-    }
-    double got = P[(size_t)y * W + x];
+// One element: got (the float result) against sum (its value in double) and
+// magnitude (sum of |terms|).
+inline void check_element(double got, double sum, double magnitude, int y, int x, CheckResult* r) {
     double error = std::fabs(got - sum) / (magnitude > 0 ? magnitude : 1.0);
     r->checked++;
-    if (!(error <= check_tolerance(W))) r->wrong++;  // written so that NaN is wrong
+    if (!(error <= r->tolerance)) r->wrong++;  // written so that NaN is wrong
     if (!(error <= r->worst)) {
         r->worst = std::isnan(error) ? INFINITY : error;
         r->worst_y = y;
@@ -90,38 +172,144 @@ inline void check_element(const float* M, const float* N, const float* P, int W,
     }
 }
 
-// Checks every element when W*W <= samples; otherwise the whole last row and
-// last column (where partial tiles live) plus `samples` random elements.
-// Each element costs W multiply-adds in double, so this stays fast at any W.
-inline CheckResult check_product(const float* M, const float* N, const float* P, int W,
-                                 long long samples = 4096, unsigned seed = 7) {
-    CheckResult r;
-    r.tolerance = check_tolerance(W);
-    if ((long long)W * W <= samples) {
-        for (int y = 0; y < W; y++)
-            for (int x = 0; x < W; x++) check_element(M, N, P, W, y, x, &r);
-        return r;
+// Whole rows of the product in double, computed row-wise (k outer, x inner)
+// so that N is read along its rows -- and only once for all the rows.
+inline void check_rows(const float* M, const float* N, const float* P, int W,
+                       const std::vector<int>& rows, CheckResult* r) {
+    size_t count = rows.size();
+    std::vector<double> sum(count * W, 0.0), magnitude(count * W, 0.0);  // [row i][x]
+    for (int k = 0; k < W; k++) {
+        const float* N_row = N + (size_t)k * W;
+        for (size_t i = 0; i < count; i++) {
+            double m = M[(size_t)rows[i] * W + k];
+            double* row_sum = &sum[i * W];
+            double* row_magnitude = &magnitude[i * W];
+            for (int x = 0; x < W; x++) {
+                double term = m * N_row[x];
+                row_sum[x] += term;
+                row_magnitude[x] += std::fabs(term);
+            }
+        }
     }
-    for (int i = 0; i < W; i++) {
-        check_element(M, N, P, W, W - 1, i, &r);  // last row
-        check_element(M, N, P, W, i, W - 1, &r);  // last column
+    for (size_t i = 0; i < count; i++)
+        for (int x = 0; x < W; x++)
+            check_element(P[(size_t)rows[i] * W + x], sum[i * W + x], magnitude[i * W + x], rows[i],
+                          x, r);
+}
+
+// Whole columns: the columns of N copied out once, then for each row of M
+// (read along the row, once) one dot product per column.
+inline void check_columns(const float* M, const float* N, const float* P, int W,
+                          const std::vector<int>& columns, CheckResult* r) {
+    size_t count = columns.size();
+    std::vector<double> column(count * W);  // [column i][k]
+    for (size_t i = 0; i < count; i++)
+        for (int k = 0; k < W; k++) column[i * W + k] = N[(size_t)k * W + columns[i]];
+    for (int y = 0; y < W; y++) {
+        const float* M_row = M + (size_t)y * W;
+        for (size_t i = 0; i < count; i++) {
+            double sum = 0, magnitude = 0;
+            for (int k = 0; k < W; k++) {
+                double term = M_row[k] * column[i * W + k];
+                sum += term;
+                magnitude += std::fabs(term);
+            }
+            check_element(P[(size_t)y * W + columns[i]], sum, magnitude, y, columns[i], r);
+        }
     }
-    std::mt19937 rng(seed);
+}
+
+// Freivalds' test of every row: P v against M (N v), and the bound
+// |M| (|N| |v|) that scales the tolerance.
+inline void check_freivalds(const float* M, const float* N, const float* P, int W,
+                            std::mt19937& rng, CheckResult* r) {
+    std::uniform_int_distribution<int> size(1, 4096), sign(0, 1);
+    std::vector<double> v(W), Nv(W, 0.0), Nv_bound(W, 0.0);
+    for (int x = 0; x < W; x++) v[x] = sign(rng) ? size(rng) : -size(rng);
+    for (int k = 0; k < W; k++) {
+        const float* N_row = N + (size_t)k * W;
+        for (int x = 0; x < W; x++) {
+            Nv[k] += N_row[x] * v[x];
+            Nv_bound[k] += std::fabs(N_row[x] * v[x]);
+        }
+    }
+    r->rows = W;
+    for (int y = 0; y < W; y++) {
+        const float* M_row = M + (size_t)y * W;
+        const float* P_row = P + (size_t)y * W;
+        double MNv = 0, bound = 0, Pv = 0;
+        for (int k = 0; k < W; k++) {
+            MNv += M_row[k] * Nv[k];
+            bound += std::fabs(M_row[k]) * Nv_bound[k];
+        }
+        for (int x = 0; x < W; x++) Pv += P_row[x] * v[x];
+        if (!(std::fabs(Pv - MNv) <= r->tolerance * bound)) {  // NaN is wrong here too
+            if (r->rows_wrong == 0) r->first_wrong_row = y;
+            r->rows_wrong++;
+        }
+    }
+}
+
+// The first and last index and two random ones, in order; every index when
+// W <= 64 (W^3 <= 262144 multiply-adds: nothing).
+inline std::vector<int> lines_to_check(int W, std::mt19937& rng) {
     std::uniform_int_distribution<int> index(0, W - 1);
-    for (long long s = 0; s < samples; s++) check_element(M, N, P, W, index(rng), index(rng), &r);
+    if (W <= 64) {
+        std::vector<int> all(W);
+        for (int i = 0; i < W; i++) all[i] = i;
+        return all;
+    }
+    std::vector<int> lines = {0, W - 1, index(rng), index(rng)};
+    std::sort(lines.begin(), lines.end());
+    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+    return lines;
+}
+
+inline CheckResult check_product(const float* M, const float* N, const float* P, int W,
+                                 unsigned seed = 7) {
+    CheckResult r;
+    r.exact = on_eighths_grid(M, W) && on_eighths_grid(N, W);
+    r.tolerance = check_tolerance(W, r.exact);
+    std::mt19937 rng(seed);
+    check_rows(M, N, P, W, lines_to_check(W, rng), &r);
+    check_columns(M, N, P, W, lines_to_check(W, rng), &r);
+    check_freivalds(M, N, P, W, rng, &r);
     return r;
 }
 
+// The GPU programs allocate P with one float more, P[W * W], poisoned with
+// the rest (all bits 1: a NaN). If it is anything else afterwards, the kernel
+// wrote past the end of P -- an off-by-one bound -- even if every element of
+// the product came out right.
+inline void check_guard(const float* P, int W, CheckResult* r) {
+    unsigned bits;
+    std::memcpy(&bits, &P[(size_t)W * W], sizeof bits);
+    r->wrote_past_end = bits != 0xFFFFFFFFu;
+}
+
 inline std::string describe(const CheckResult& r) {
-    char text[200];
-    if (r.wrong)
+    char text[400];
+    if (r.wrong || r.rows_wrong)
         std::snprintf(text, sizeof text,
-                      "%lld of %lld checked elements wrong; worst relative error %.2e at (%d, %d), tolerance %.1e",
-                      r.wrong, r.checked, r.worst, r.worst_y, r.worst_x, r.tolerance);
+                      "%lld of %lld elements of whole rows and columns wrong, worst relative error "
+                      "%.2e at (%d, %d), tolerance %.1e; Freivalds' test of all rows: %lld of %d "
+                      "wrong, the first is row %d",
+                      r.wrong, r.checked, r.worst, r.worst_y, r.worst_x, r.tolerance, r.rows_wrong,
+                      r.rows, r.first_wrong_row);
+    else if (r.exact)
+        std::snprintf(text, sizeof text,
+                      "exact, as a correct product of data on the 1/8 grid must be: %lld "
+                      "elements of whole rows and columns against double, and all %d rows by "
+                      "Freivalds' test",
+                      r.checked, r.rows);
     else
-        std::snprintf(text, sizeof text, "%lld elements checked against double, worst relative error %.2e <= %.1e",
-                      r.checked, r.worst, r.tolerance);
-    return text;
+        std::snprintf(text, sizeof text,
+                      "%lld elements of whole rows and columns against double, worst relative "
+                      "error %.2e <= %.1e, and all %d rows by Freivalds' test",
+                      r.checked, r.worst, r.tolerance, r.rows);
+    std::string result = text;
+    if (r.wrote_past_end) result += "; but the kernel wrote past the end of P (its guard changed)";
+    return result;
 }
 
 // 2 W^3 floating-point operations (W^3 multiplies and W^3 adds) per product.
@@ -138,6 +326,8 @@ inline void print_matmul_timing(const char* label, const TimingStats& t, int W, 
 // Prints how much faster the GPU was and returns the CPU's time in ms.
 inline double time_cpu_baseline(const Args& args, const float* M, const float* N, int W,
                                 double end_to_end_ms, double kernel_ms) {
+    announce_long_run(estimate_matmul_cpu_seconds(M, N, W),
+                      "--cpu: estimated from 64 elements of P timed at this Width");
     float* P_cpu = (float*)host_alloc(args, (size_t)W * W * sizeof(float));
     HostTimer cpu;
     matmul_cpu(M, N, P_cpu, W);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 #include <vector>
+#include "../../ch04_matmul/matrix.h"
 #include "gpu_test.h"
 
 // The product in double, written independently of every kernel (loop order
@@ -39,7 +40,9 @@ inline double relative_error(const std::vector<float>& P, const std::vector<doub
 inline double tolerance(int W) { return 8.0 * std::sqrt((double)W) * std::ldexp(1.0, -24); }
 
 // Runs launch(dev_M, dev_N, dev_P, W) on fresh random matrices (values in
-// [-1, 1]) with dev_P poisoned (NaN) beforehand; returns the relative error.
+// [-1, 1]) with dev_P poisoned (NaN) beforehand; returns the relative error,
+// or infinity when the kernel wrote past the end of P: dev_P has one float
+// more than the matrix, a guard that must keep the poison, as in the programs.
 template <typename Launch>
 double matmul_error(int W, Launch launch, unsigned seed = 12345) {
     std::vector<float> M((size_t)W * W), N((size_t)W * W);
@@ -47,13 +50,17 @@ double matmul_error(int W, Launch launch, unsigned seed = 12345) {
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     for (float& m : M) m = value(rng);
     for (float& n : N) n = value(rng);
-    DeviceArray<float> dev_M(M.size()), dev_N(N.size()), dev_P(M.size());
+    DeviceArray<float> dev_M(M.size()), dev_N(N.size()), dev_P(M.size() + 1);
     dev_M.upload(M);
     dev_N.upload(N);
     dev_P.poison();
     launch(dev_M.ptr, dev_N.ptr, dev_P.ptr, W);
     HANDLE_ERROR(cudaDeviceSynchronize());
-    return relative_error(dev_P.download(), reference_product(M, N, W));
+    std::vector<float> P = dev_P.download();
+    CheckResult guard;
+    check_guard(P.data(), W, &guard);
+    P.pop_back();
+    return guard.wrote_past_end ? INFINITY : relative_error(P, reference_product(M, N, W));
 }
 
 // EXPECT_LE(error, tolerance) would let NaN fail with a confusing message;
@@ -63,5 +70,40 @@ double matmul_error(int W, Launch launch, unsigned seed = 12345) {
         double error_ = matmul_error((W), (launch));                                   \
         EXPECT_TRUE(error_ <= tolerance(W))                                            \
             << "Width " << (W) << ": relative error " << error_ << " (tolerance "       \
-            << tolerance(W) << "; NaN means an element was never written)";            \
+            << tolerance(W) << "; NaN: an element was never written, inf: a write "   \
+            << "past the end of P)";                                                   \
+    } while (0)
+
+// The exact check, at any Width (large ones included): data on the 1/8 grid
+// (fill_random), for which a correct product is exact in float whatever the
+// order of the additions, checked with the programs' own check_product
+// (matrix.h: whole rows and columns against double, and Freivalds' test of
+// every element). A W^3 reference would take minutes at W = 8192; this takes
+// about a second. test_matrix.cpp proves, without a GPU, that it refuses a
+// missing tile, or a few corrupted elements in one tile, at W = 8192, 8193
+// and 32767. (The tests above, on uniform data with a rounding tolerance,
+// also see a lost bit of precision -- TF32 instead of FP32 -- which data on
+// the 1/8 grid would not show: 3 significant bits survive TF32 unharmed.)
+template <typename Launch>
+CheckResult exact_check(int W, Launch launch) {
+    std::vector<float> M((size_t)W * W), N((size_t)W * W);
+    fill_random(M.data(), W, 100 + W);
+    fill_random(N.data(), W, 200 + W);
+    DeviceArray<float> dev_M(M.size()), dev_N(N.size()), dev_P(M.size() + 1);  // + the guard
+    dev_M.upload(M);
+    dev_N.upload(N);
+    dev_P.poison();
+    launch(dev_M.ptr, dev_N.ptr, dev_P.ptr, W);
+    HANDLE_ERROR(cudaDeviceSynchronize());
+    std::vector<float> P = dev_P.download();
+    CheckResult check = check_product(M.data(), N.data(), P.data(), W);
+    check_guard(P.data(), W, &check);
+    return check;
+}
+
+#define EXPECT_PRODUCT_EXACT(W, launch)                                                \
+    do {                                                                               \
+        CheckResult check_ = exact_check((W), (launch));                               \
+        EXPECT_TRUE(check_.exact);                                                     \
+        EXPECT_TRUE(check_.passed()) << "Width " << (W) << ": " << describe(check_);   \
     } while (0)

@@ -25,6 +25,16 @@ TEST_F(MM_GPU_GM, GlobalSumWidth1) { EXPECT_PRODUCT_OK(1, gm(32, true)); }
 TEST_F(MM_GPU_GM, GlobalSumWidth33) { EXPECT_PRODUCT_OK(33, gm(32, true)); }
 TEST_F(MM_GPU_GM, GlobalSumLargeWidth1000) { EXPECT_PRODUCT_OK(1000, gm(32, true)); }
 
+// Exact, on data of both signs: any missing or extra term shows, at any Width.
+// 8193 = 256 x 32 + 1: the document's grid and loop would drop one term.
+TEST_F(MM_GPU_GM, ExactWidth33) { EXPECT_PRODUCT_EXACT(33, gm(32)); }
+TEST_F(MM_GPU_GM, ExactWidth1000) { EXPECT_PRODUCT_EXACT(1000, gm(32)); }
+TEST_F(MM_GPU_GM, LargeExactWidth8192) { EXPECT_PRODUCT_EXACT(8192, gm(32)); }
+TEST_F(MM_GPU_GM, LargeExactWidth8193) { EXPECT_PRODUCT_EXACT(8193, gm(32)); }
+TEST_F(MM_GPU_GM, GlobalSumExactWidth33) { EXPECT_PRODUCT_EXACT(33, gm(32, true)); }
+TEST_F(MM_GPU_GM, GlobalSumLargeExactWidth8192) { EXPECT_PRODUCT_EXACT(8192, gm(32, true)); }
+TEST_F(MM_GPU_GM, GlobalSumLargeExactWidth8193) { EXPECT_PRODUCT_EXACT(8193, gm(32, true)); }
+
 // The checker must be able to fail: the document's launch, a grid of
 // Width/32 blocks with no bound checks, leaves the last 1000 - 31*32 = 8 rows
 // and columns unwritten (still NaN) at Width 1000. It reads nothing outside

@@ -26,6 +26,15 @@ TEST_F(MM_GPU_RT, LargeWidth1024) { EXPECT_PRODUCT_OK(1024, rt); }
 TEST_F(MM_GPU_RT, LargeWidth1025) { EXPECT_PRODUCT_OK(1025, rt); }
 TEST_F(MM_GPU_RT, LargeWidth1026) { EXPECT_PRODUCT_OK(1026, rt); }
 
+// Exact, on data of both signs: any missing or extra term shows, at any Width.
+// 8191 is not a multiple of 4 (no float4), 8193 leaves a slice of one term.
+TEST_F(MM_GPU_RT, ExactWidth7) { EXPECT_PRODUCT_EXACT(7, rt); }
+TEST_F(MM_GPU_RT, ExactWidth130) { EXPECT_PRODUCT_EXACT(130, rt); }
+TEST_F(MM_GPU_RT, ExactWidth1023) { EXPECT_PRODUCT_EXACT(1023, rt); }
+TEST_F(MM_GPU_RT, LargeExactWidth8191) { EXPECT_PRODUCT_EXACT(8191, rt); }
+TEST_F(MM_GPU_RT, LargeExactWidth8192) { EXPECT_PRODUCT_EXACT(8192, rt); }
+TEST_F(MM_GPU_RT, LargeExactWidth8193) { EXPECT_PRODUCT_EXACT(8193, rt); }
+
 // The checker must be able to fail: a grid one block short in x leaves
 // the last 128 columns of P unwritten.
 TEST_F(MM_GPU_RT, CheckerCatchesAMissingColumnOfBlocks) {

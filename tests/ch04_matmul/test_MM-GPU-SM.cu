@@ -16,6 +16,13 @@ TEST_F(MM_GPU_SM, LargeWidth1000) { EXPECT_PRODUCT_OK(1000, sm); }
 TEST_F(MM_GPU_SM, LargeWidth1024) { EXPECT_PRODUCT_OK(1024, sm); }
 TEST_F(MM_GPU_SM, LargeWidth1025) { EXPECT_PRODUCT_OK(1025, sm); }
 
+// Exact, on data of both signs: any missing or extra term shows, at any Width.
+// 8193 = 256 x 32 + 1: the document's Width / TILE phases would drop one term.
+TEST_F(MM_GPU_SM, ExactWidth33) { EXPECT_PRODUCT_EXACT(33, sm); }
+TEST_F(MM_GPU_SM, ExactWidth1000) { EXPECT_PRODUCT_EXACT(1000, sm); }
+TEST_F(MM_GPU_SM, LargeExactWidth8192) { EXPECT_PRODUCT_EXACT(8192, sm); }
+TEST_F(MM_GPU_SM, LargeExactWidth8193) { EXPECT_PRODUCT_EXACT(8193, sm); }
+
 // The document's kernel: Width/TILE phases, a Width/TILE grid, no checks.
 __global__ void document_matmul_sm(const float* M, const float* N, float* P, int Width) {
     __shared__ float Ms[TILE][TILE];
@@ -44,4 +51,18 @@ TEST_F(MM_GPU_SM, CheckerCatchesTheDocumentsKernelAtWidth1000) {
     double error = matmul_error(1000, document);
     EXPECT_FALSE(error <= tolerance(1000)) << "error " << error;
     EXPECT_TRUE(matmul_error(1024, document) <= tolerance(1024));
+}
+
+// ... and the exact check sees it at a large Width: at 8193 the document's
+// kernel leaves the last row and column unwritten and drops one term of
+// every other element.
+TEST_F(MM_GPU_SM, LargeCheckerCatchesTheDocumentsKernelAtWidth8193) {
+    auto document = [](const float* M, const float* N, float* P, int W) {
+        document_matmul_sm<<<dim3(W / TILE, W / TILE), dim3(TILE, TILE)>>>(M, N, P, W);
+        CHECK_LAUNCH();
+    };
+    CheckResult check = exact_check(8193, document);
+    EXPECT_FALSE(check.passed());
+    EXPECT_EQ(check.rows_wrong, 8193) << describe(check);
+    EXPECT_EQ(check.wrong, check.checked) << describe(check);
 }

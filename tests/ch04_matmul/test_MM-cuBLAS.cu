@@ -19,6 +19,7 @@ TEST_F(MM_cuBLAS, Width33) { EXPECT_PRODUCT_OK(33, with_cublas); }
 TEST_F(MM_cuBLAS, LargeWidth1000) { EXPECT_PRODUCT_OK(1000, with_cublas); }
 TEST_F(MM_cuBLAS, LargeWidth1024) { EXPECT_PRODUCT_OK(1024, with_cublas); }
 TEST_F(MM_cuBLAS, LargeWidth1025) { EXPECT_PRODUCT_OK(1025, with_cublas); }
+TEST_F(MM_cuBLAS, LargeExactWidth8193) { EXPECT_PRODUCT_EXACT(8193, with_cublas); }
 
 // The checker must be able to fail: the operands in the naive order
 // (M first, as a row-major programmer would write it) compute N x M.

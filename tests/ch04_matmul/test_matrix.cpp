@@ -1,5 +1,18 @@
-// CPU tests of ch04_matmul/matrix.h: the triple loop, the data and the check.
+// CPU tests of ch04_matmul/matrix.h: the data, the triple loop, the check, the
+// host-memory refusal and the time estimate. No GPU needed.
+//
+// The check is proved on synthetic "GPU results" at W = 8192, 8193 and 32767:
+// a product with a tile of terms missing from every element, or a handful of
+// corrupted elements inside one tile, must be refused -- without a W^3 CPU
+// product: N is built as a rank-1 matrix, N[k][x] = a[k] * b[x], so that
+// P[y][x] = s[y] * b[x] with s = M a takes W^2 work. The check does not know
+// that; it sees dense matrices on the 1/8 grid like any other.
 #include <gtest/gtest.h>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
 #include <vector>
 #include "../../ch04_matmul/matrix.h"
 
@@ -7,14 +20,57 @@ TEST(Matrix, DocumentDataCountsUpRowByRow) {
     std::vector<float> M(9);
     fill_document(M.data(), 3);
     for (int i = 0; i < 9; i++) EXPECT_EQ(M[i], (float)i);
+    EXPECT_FALSE(on_eighths_grid(M.data(), 3));  // 2, 3, ... are outside [-1, 1]
 }
 
-TEST(Matrix, RandomDataIsInRangeAndRepeatable) {
+TEST(Matrix, RandomDataIsOddEighthsOfBothSignsAndRepeatable) {
     std::vector<float> a(100 * 100), b(100 * 100);
     fill_random(a.data(), 100, 5);
     fill_random(b.data(), 100, 5);
     EXPECT_EQ(a, b);
-    for (float v : a) EXPECT_TRUE(v >= -1 && v <= 1);
+    int negative = 0;
+    for (float v : a) {
+        float eighths = 8 * v;
+        EXPECT_TRUE(eighths == std::floor(eighths) && std::fabs(eighths) <= 7 &&
+                    std::fmod(std::fabs(eighths), 2.0f) == 1)
+            << v << " is not an odd multiple of 1/8 in [-1, 1]";
+        negative += v < 0;
+    }
+    EXPECT_GT(negative, 4000);
+    EXPECT_LT(negative, 6000);
+    EXPECT_TRUE(on_eighths_grid(a.data(), 100));
+}
+
+// fill_random's promise, at the largest Widths: a dot product of W odd
+// eighths comes out exact in float, whatever the order of the additions and
+// with or without fused multiply-adds. So the check may demand exactness.
+TEST(Matrix, GridDotProductsAreExactInFloatInAnyOrder) {
+    for (int W : {32767, 32768}) {
+        std::vector<float> a(W), b(W);  // a row of M and a column of N
+        std::mt19937 rng(W);
+        std::uniform_int_distribution<int> eighth(-4, 3);
+        for (int k = 0; k < W; k++) {
+            a[k] = (2 * eighth(rng) + 1) / 8.0f;
+            b[k] = (2 * eighth(rng) + 1) / 8.0f;
+        }
+        double exact = 0;
+        for (int k = 0; k < W; k++) exact += (double)a[k] * b[k];
+        float forward = 0, fused = 0, backward = 0, tiles = 0;
+        for (int k = 0; k < W; k++) {
+            forward += a[k] * b[k];
+            fused = std::fmaf(a[k], b[k], fused);
+        }
+        for (int k = W - 1; k >= 0; k--) backward += a[k] * b[k];
+        for (int k0 = 0; k0 < W; k0 += 32) {  // a tiled kernel: partial sums of 32, then their sum
+            float part = 0;
+            for (int k = k0; k < W && k < k0 + 32; k++) part = std::fmaf(a[k], b[k], part);
+            tiles += part;
+        }
+        EXPECT_EQ((double)forward, exact) << "W " << W;
+        EXPECT_EQ((double)fused, exact) << "W " << W;
+        EXPECT_EQ((double)backward, exact) << "W " << W;
+        EXPECT_EQ((double)tiles, exact) << "W " << W;
+    }
 }
 
 TEST(Matrix, CpuTripleLoopOnASmallKnownProduct) {
@@ -27,16 +83,34 @@ TEST(Matrix, CpuTripleLoopOnASmallKnownProduct) {
     EXPECT_EQ(P[3], 50);
 }
 
-TEST(Matrix, CpuResultPassesTheCheck) {
-    for (int W : {1, 31, 33, 200}) {
+TEST(Matrix, CpuResultOfGridDataPassesTheExactCheck) {
+    for (int W : {1, 2, 31, 33, 65, 200}) {
         std::vector<float> M(W * W), N(W * W), P(W * W);
         fill_random(M.data(), W, 1);
         fill_random(N.data(), W, 2);
         matmul_cpu(M.data(), N.data(), P.data(), W);
         CheckResult r = check_product(M.data(), N.data(), P.data(), W);
-        EXPECT_EQ(r.wrong, 0) << "Width " << W << ": " << describe(r);
-        EXPECT_GT(r.checked, 0);
+        EXPECT_TRUE(r.exact);
+        EXPECT_EQ(r.tolerance, 0.0);
+        EXPECT_TRUE(r.passed()) << "Width " << W << ": " << describe(r);
+        EXPECT_EQ(r.rows, W);
+        EXPECT_GE(r.checked, W < 4 ? W * W : 4 * W);
     }
+}
+
+// Data off the grid (uniform floats) is checked with the rounding tolerance.
+TEST(Matrix, CpuResultOfOtherDataPassesTheRoundingTolerance) {
+    int W = 200;
+    std::vector<float> M(W * W), N(W * W), P(W * W);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (float& m : M) m = value(rng);
+    for (float& n : N) n = value(rng);
+    matmul_cpu(M.data(), N.data(), P.data(), W);
+    CheckResult r = check_product(M.data(), N.data(), P.data(), W);
+    EXPECT_FALSE(r.exact);
+    EXPECT_EQ(r.tolerance, check_tolerance(W, false));
+    EXPECT_TRUE(r.passed()) << describe(r);
 }
 
 TEST(Matrix, DocumentDataPassesTheCheckDespiteLargeValues) {
@@ -46,19 +120,198 @@ TEST(Matrix, DocumentDataPassesTheCheckDespiteLargeValues) {
     fill_document(N.data(), W);
     matmul_cpu(M.data(), N.data(), P.data(), W);
     CheckResult r = check_product(M.data(), N.data(), P.data(), W);
-    EXPECT_EQ(r.wrong, 0) << describe(r);
+    EXPECT_FALSE(r.exact);
+    EXPECT_TRUE(r.passed()) << describe(r);
 }
 
-// The check must be able to fail: one wrong element in the last row, one
-// NaN (an unwritten element) in the last column, both caught by the sample.
-TEST(Matrix, CheckCatchesAWrongAndAnUnwrittenElement) {
+// The document's bug on the document's data: Width / 32 phases drop the last
+// 300 - 9 * 32 = 12 terms of every dot product.
+TEST(Matrix, CheckCatchesTheDocumentsPartialTileOnDocumentData) {
+    int W = 300, kept = W / 32 * 32;
+    std::vector<float> M(W * W), N(W * W), P(W * W);
+    fill_document(M.data(), W);
+    fill_document(N.data(), W);
+    for (int y = 0; y < W; y++)
+        for (int x = 0; x < W; x++) {
+            float sum = 0;
+            for (int k = 0; k < kept; k++) sum += M[y * W + k] * N[k * W + x];
+            P[y * W + x] = sum;
+        }
+    CheckResult r = check_product(M.data(), N.data(), P.data(), W);
+    EXPECT_FALSE(r.passed());
+    EXPECT_EQ(r.wrong, r.checked) << describe(r);  // every element is short
+}
+
+// One wrong element in the middle (off by the smallest step of the grid,
+// 1/64) and one unwritten (NaN) element: neither lies in a checked row or
+// column; Freivalds' test finds both rows.
+TEST(Matrix, CheckCatchesAWrongAndAnUnwrittenInteriorElement) {
     int W = 200;
     std::vector<float> M(W * W), N(W * W), P(W * W);
     fill_random(M.data(), W, 1);
     fill_random(N.data(), W, 2);
     matmul_cpu(M.data(), N.data(), P.data(), W);
-    P[(size_t)(W - 1) * W + 17] += 0.01f;
-    P[(size_t)5 * W + (W - 1)] = NAN;
-    CheckResult r = check_product(M.data(), N.data(), P.data(), W, 100);
-    EXPECT_GE(r.wrong, 2) << describe(r);
+    P[(size_t)97 * W + 101] += 1.0f / 64;
+    P[(size_t)151 * W + 13] = NAN;
+    CheckResult r = check_product(M.data(), N.data(), P.data(), W);
+    EXPECT_FALSE(r.passed());
+    EXPECT_EQ(r.rows_wrong, 2) << describe(r);
+    EXPECT_EQ(r.first_wrong_row, 97);
+}
+
+// ---------------------------------------------------------------------------
+// Synthetic products at the large Widths.
+
+// The memory this machine can give right now (MemAvailable), in bytes; 0 if unknown.
+static double available_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    double kb = 0;
+    while (meminfo >> key >> kb) {
+        if (key == "MemAvailable:") return kb * 1024;
+        meminfo.ignore(256, '\n');
+    }
+    return 0;
+}
+
+// M on the grid (fill_random); N[k][x] = a[k] * b[x] with a = +-1 and b odd
+// eighths, so N is on the grid too and no term is zero; P = M N, exact.
+struct RankOneProduct {
+    int W;
+    std::vector<float> M, N, P, a, b;
+    std::vector<double> s;  // s = M a, so P[y][x] = s[y] * b[x]
+
+    explicit RankOneProduct(int width) : W(width), a(width), b(width), s(width, 0.0) {
+        size_t n = (size_t)W * W;
+        M.resize(n);
+        N.resize(n);
+        P.resize(n);
+        fill_random(M.data(), W, 11);
+        std::mt19937 rng(W);
+        std::uniform_int_distribution<int> eighth(-4, 3), sign(0, 1);
+        for (int i = 0; i < W; i++) {
+            a[i] = sign(rng) ? 1.0f : -1.0f;
+            b[i] = (2 * eighth(rng) + 1) / 8.0f;
+        }
+        for (int k = 0; k < W; k++)
+            for (int x = 0; x < W; x++) N[(size_t)k * W + x] = a[k] * b[x];
+        for (int y = 0; y < W; y++)
+            for (int k = 0; k < W; k++) s[y] += M[(size_t)y * W + k] * a[k];
+        set_rows(s);
+    }
+    // P[y][x] = row_sums[y] * b[x] (exact in float: multiples of 1/64 below 2^15).
+    void set_rows(const std::vector<double>& row_sums) {
+        for (int y = 0; y < W; y++)
+            for (int x = 0; x < W; x++) P[(size_t)y * W + x] = (float)(row_sums[y] * b[x]);
+    }
+    // sum over k0 <= k < k1 of M[y][k] * a[k]: the part of row y's sums that
+    // the terms k0..k1-1 contribute (times b[x]).
+    double part(int y, int k0, int k1) const {
+        double sum = 0;
+        for (int k = k0; k < k1; k++) sum += M[(size_t)y * W + k] * a[k];
+        return sum;
+    }
+    // A kernel that leaves out the terms k0 .. k1-1 of every dot product.
+    void leave_out_terms(int k0, int k1) {
+        std::vector<double> short_sums(W);
+        for (int y = 0; y < W; y++) short_sums[y] = s[y] - part(y, k0, k1);
+        set_rows(short_sums);
+    }
+    // A race: a few elements inside the tile of 32 x 32 at (tile_y, tile_x)
+    // miss the contribution of one phase (32 terms), as when a thread read a
+    // shared tile that was already overwritten. Returns the rows changed.
+    std::set<int> corrupt_inside_tile(int tile_y, int tile_x, int count) {
+        std::set<int> rows;
+        std::mt19937 rng(tile_y * 31 + tile_x);
+        std::uniform_int_distribution<int> offset(1, 30), phase(0, W / 32 - 1);
+        for (int i = 0; i < count; i++) {
+            int y = tile_y * 32 + offset(rng), x = tile_x * 32 + offset(rng), p = phase(rng);
+            float wrong = (float)((s[y] - part(y, 32 * p, 32 * p + 32)) * b[x]);
+            if (wrong != P[(size_t)y * W + x]) rows.insert(y);
+            P[(size_t)y * W + x] = wrong;
+        }
+        return rows;
+    }
+    CheckResult check() const { return check_product(M.data(), N.data(), P.data(), W); }
+};
+
+// What every large Width must show: the correct product passes, exactly; the
+// product without the terms [k0, k1) fails in (nearly) every row; and a few
+// corrupted elements in one interior tile plus a single element off by 1/64,
+// each in a row of its own and in none of the rows and columns checked
+// element by element, are each found by Freivalds' test.
+static void expect_check_is_tight(int W, int k0, int k1) {
+    double needed = 3.0 * W * (double)W * sizeof(float);
+    double available = available_bytes();
+    if (available != 0 && available < needed + 2e9)
+        GTEST_SKIP() << "needs " << needed / 1e9 << " GB of memory, " << available / 1e9
+                     << " GB are available";
+    RankOneProduct p(W);
+
+    CheckResult r = p.check();
+    EXPECT_TRUE(r.exact);
+    EXPECT_TRUE(r.passed()) << "W " << W << ", the correct product: " << describe(r);
+
+    p.leave_out_terms(k0, k1);
+    r = p.check();
+    EXPECT_FALSE(r.passed()) << "W " << W << ", terms " << k0 << ".." << k1 - 1 << " left out";
+    EXPECT_GT(r.rows_wrong, W * 9 / 10) << describe(r);  // a row where they cancel is rare
+    EXPECT_GT(r.wrong, r.checked * 9 / 10) << describe(r);
+
+    p.set_rows(p.s);
+    int middle = W / 32 / 2;
+    std::set<int> rows = p.corrupt_inside_tile(middle + 1, middle - 1, 4);
+    EXPECT_GE(rows.size(), 3u);
+    int one_y = W / 3, one_x = W / 5;
+    p.P[(size_t)one_y * W + one_x] -= 1.0f / 64;
+    rows.insert(one_y);
+    r = p.check();
+    EXPECT_FALSE(r.passed()) << "W " << W << ", corrupted elements";
+    EXPECT_EQ(r.wrong, 0) << "no corrupted element lies in a row or column checked whole";
+    EXPECT_EQ(r.rows_wrong, (long long)rows.size()) << describe(r);
+    EXPECT_EQ(r.first_wrong_row, *rows.begin()) << describe(r);
+}
+
+// W = 8192 has no partial tile: a kernel that stops one tile short.
+TEST(MatrixLarge, CheckIsTightAtWidth8192) { expect_check_is_tight(8192, 8192 - 32, 8192); }
+
+// The document's bug at its smallest: Width / 32 phases drop 1 term of 8193.
+TEST(MatrixLarge, CheckIsTightAtWidth8193) { expect_check_is_tight(8193, 8192, 8193); }
+
+// The largest odd Width: Width / 32 phases drop the last 31 terms.
+TEST(MatrixLarge, CheckIsTightAtWidth32767) { expect_check_is_tight(32767, 32736, 32767); }
+
+// ---------------------------------------------------------------------------
+// Host memory and time.
+
+static Args test_args() {
+    static char name[] = "MM-CPU";
+    static char* argv[] = {name, nullptr};
+    return Args(1, argv, "MM-CPU", "usage: MM-CPU [--width W]\n");
+}
+
+// A machine with 16 GB cannot hold three 32768 x 32768 matrices (12.9 GB)
+// beside everything else: exit 2 with a message, not a kill by the kernel.
+TEST(Matrix, WidthTooLargeForTheHostExitsWith2) {
+    Args args = test_args();
+    EXPECT_EXIT(check_matrices_fit_on_host(args, 3, 32768, 16000000000ULL),
+                ::testing::ExitedWithCode(2), "Width 32768 needs 12.88 GB of host memory");
+    EXPECT_EXIT(check_matrices_fit_on_host(args, 4, 32768, 20000000000ULL),
+                ::testing::ExitedWithCode(2), "4 matrices of 4.29 GB");
+    check_matrices_fit_on_host(args, 3, 32768, 128000000000ULL);  // fits: returns
+    check_matrices_fit_on_host(args, 3, 1024, 16000000000ULL);
+    check_matrices_fit_on_host(args, 3, 32768, 0);  // RAM unknown: no refusal
+}
+
+// The estimate of MM-CPU's time is in seconds and in the right range: at
+// W = 512 (2.7e8 floating-point operations) one core takes between a few ms
+// (tens of GFLOP/s, far beyond this dependent chain of adds) and a minute.
+TEST(Matrix, TimeEstimateOfTheTripleLoopIsPlausible) {
+    int W = 512;
+    std::vector<float> M(W * W), N(W * W);
+    fill_document(M.data(), W);
+    fill_document(N.data(), W);
+    double seconds = estimate_matmul_cpu_seconds(M.data(), N.data(), W);
+    EXPECT_GT(seconds, 0.003);
+    EXPECT_LT(seconds, 60.0);
 }

@@ -1,0 +1,27 @@
+# A Width whose matrices need more than 3/4 of this machine's RAM must be
+# refused up front (exit 2, "... GB of host memory ..."), before any GPU is
+# looked for, rather than be killed by the OS half way through filling them.
+# Whether a Width is too large depends on the machine running the test, so the
+# RAM is read here, at test time: where the RAM suffices the test says SKIPPED
+# without running the program (which would then really start a product of
+# that size: MM-CPU at Width 32768 takes a day).
+#   cmake -DPROGRAM=path -DARGS="--width|32768" -DNEEDED_MIB=12288 -P host_memory_refused.cmake
+cmake_host_system_information(RESULT ram_mib QUERY TOTAL_PHYSICAL_MEMORY)
+math(EXPR limit_mib "${ram_mib} * 3 / 4")
+math(EXPR margin_mib "${limit_mib} + ${ram_mib} / 50")  # 2%: the program reads RAM its own way
+if(NEEDED_MIB LESS_EQUAL margin_mib)
+  message("SKIPPED: this machine has ${ram_mib} MiB of RAM, "
+          "3/4 of it holds ${NEEDED_MIB} MiB of matrices")
+  return()
+endif()
+string(REPLACE "|" ";" _args "${ARGS}")
+execute_process(COMMAND "${PROGRAM}" ${_args}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
+message("RAM ${ram_mib} MiB, matrices ${NEEDED_MIB} MiB; exit code ${rc}\n"
+        "stdout:\n${out}\nstderr:\n${err}")
+if(NOT "${rc}" STREQUAL "2")
+  message(FATAL_ERROR "expected exit code 2, got ${rc}")
+endif()
+if(NOT "${out}${err}" MATCHES "GB of host memory")
+  message(FATAL_ERROR "the message does not mention host memory")
+endif()
