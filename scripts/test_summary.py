@@ -96,7 +96,7 @@ def kinds(names):
         elif re.search(r"\.[A-Z]\w*\.\w+$", name):
             kind = "GoogleTest tests"
         else:
-            kind = "others"
+            kind = "other tests"
         counts[kind] = counts.get(kind, 0) + 1
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
