@@ -98,7 +98,11 @@ def kinds(names):
         else:
             kind = "other tests"
         counts[kind] = counts.get(kind, 0) + 1
-    return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    singular = {"sanitizer runs": "sanitizer run", "planted bugs": "planted bug",
+                "program runs": "program run", "GoogleTest tests": "GoogleTest test",
+                "other tests": "other test"}
+    return ", ".join(f"{n} {kind if n > 1 else singular[kind]}"
+                     for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def summarise(path):
