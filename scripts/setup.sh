@@ -176,7 +176,8 @@ if [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
       say "creating the project's virtual environment .venv/ with it (about 25 MB, no download) ..."
       "$python" -m venv .venv </dev/null || { say "could not create .venv/ with $python"; ok=0; }
     elif [ ! -x .venv/bin/python ]; then
-      say ".venv/ exists but holds no bin/python: remove it and run again"; ok=0
+      say ".venv/ exists but .venv/bin/python does not run (made by another user or interpreter?):"
+      say "  remove .venv/ and run again"; ok=0
     fi
     if [ "$ok" = 1 ]; then
       say "installing requirements.txt into .venv/ with pip: matplotlib (pinned) and its dependencies"
