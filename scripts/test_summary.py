@@ -91,6 +91,8 @@ def kinds(names):
             kind = "sanitizer runs"
         elif ".mutant." in name:
             kind = "planted bugs"
+        elif ".usage." in name:
+            kind = "usage tests"
         elif re.search(r"\.run(_\w+)?$", name):
             kind = "program runs"
         elif re.search(r"\.[A-Z]\w*\.\w+$", name):
@@ -100,6 +102,7 @@ def kinds(names):
         counts[kind] = counts.get(kind, 0) + 1
     singular = {"sanitizer runs": "sanitizer run", "planted bugs": "planted bug",
                 "program runs": "program run", "GoogleTest tests": "GoogleTest test",
+                "usage tests": "usage test",
                 "other tests": "other test"}
     return ", ".join(f"{n} {kind if n > 1 else singular[kind]}"
                      for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
@@ -109,7 +112,7 @@ def summarise(path):
     tree = ET.parse(path)
     cases = tree.getroot().iter("testcase")
     passed, failed, skipped = [], [], {}
-    details = {}
+    details, titles = {}, {}
     for case in cases:
         name = case.get("name", "?")
         status = case.get("status", "")
@@ -119,9 +122,12 @@ def summarise(path):
             failed.append(f"{name} (not run: {message.lower()})")  # ctest counts these as failed
         elif skip is not None:
             title, detail, hint = group(skip_reason(case))
-            skipped.setdefault((title, hint), []).append(name)
+            # Reasons that differ only in their numbers are one group, shown by its first.
+            key = (re.sub(r"\d+", "N", title), hint)
+            titles.setdefault(key, title)
+            skipped.setdefault(key, []).append(name)
             if detail:
-                details.setdefault((title, hint), set()).add(detail)
+                details.setdefault(key, set()).add(detail)
         elif case.find("failure") is not None or case.find("error") is not None or status == "fail":
             failed.append(name)
         else:
@@ -134,10 +140,11 @@ def summarise(path):
     if skipped:
         print("Skipped, by reason:")
         width = len(str(max(len(v) for v in skipped.values())))
-        for (title, hint), names in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
+        for (key, hint), names in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
+            title = titles[(key, hint)]
             print(f"  {len(names):>{width}}  {title} ({kinds(names)})")
             pad = " " * (width + 4)
-            for detail in sorted(details.get((title, hint), ())):
+            for detail in sorted(details.get((key, hint), ())):
                 print(f"{pad}the driver says: {detail}")
             more = f", and {len(names) - EXAMPLES} more" if len(names) > EXAMPLES else ""
             print(f"{pad}e.g. {', '.join(names[:EXAMPLES])}{more}")
