@@ -146,8 +146,13 @@ def summarise(path):
             pad = " " * (width + 4)
             for detail in sorted(details.get((key, hint), ())):
                 print(f"{pad}the driver says: {detail}")
-            more = f", and {len(names) - EXAMPLES} more" if len(names) > EXAMPLES else ""
-            print(f"{pad}e.g. {', '.join(names[:EXAMPLES])}{more}")
+            shown = names[:1]  # as many names as fit in 100 columns, at most EXAMPLES
+            for name in names[1:EXAMPLES]:
+                if len(pad) + len(", ".join(shown + [name])) + 20 > 100:
+                    break
+                shown.append(name)
+            more = f", and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+            print(f"{pad}e.g. {', '.join(shown)}{more}")
             if hint:
                 print(f"{pad}to run them: " + hint.replace("\n", "\n" + pad + " " * 13))
     if failed:
