@@ -130,7 +130,7 @@ def standalone_line(source):
 
 def arch_flags(arch):
     """'90-real' or '90' -> -arch=sm_90; anything else (native, all, empty): nvcc's default."""
-    first = (arch or "").split(";")[0]
+    first = re.split(r"[;,]", arch or "")[0]
     number = re.match(r"^(\d+)", first)
     return [f"-arch=sm_{number.group(1)}"] if number else []
 
@@ -250,7 +250,23 @@ def cmd_compile(args, m):
     return EXIT_OK if ok else EXIT_FAILED
 
 
+def gpu_visible():
+    """True when nvidia-smi lists a GPU; the reason otherwise."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False, "nvidia-smi not found: is there an NVIDIA GPU and driver on this machine?"
+    rc, out = run([smi, "-L"], 60)
+    if rc != 0 or "GPU " not in out:
+        return False, f"nvidia-smi lists no GPU ({out.strip()[:120]})"
+    return True, ""
+
+
 def cmd_caught(args, m):
+    ok, why = gpu_visible()
+    if not ok:
+        required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
+        print(f"{'FAILED' if required else 'skipped'}: no GPU to run the planted bug on: {why}")
+        return EXIT_FAILED if required else EXIT_NO_DEVICE
     root, tree = make_tree(args.build, m)
     print(f"{m['chapter']}/{m['name']}: {m['bug']}")
     ok, program = compile_program(args, m, tree, root)
