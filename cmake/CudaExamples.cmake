@@ -49,7 +49,6 @@ function(add_example name source)
   target_link_libraries(${name} PRIVATE cuda_examples_common ${ARG_LIBS})
   add_dependencies(programs ${name})
   _cuda_examples_chapter(ch)
-  set_property(GLOBAL APPEND PROPERTY CUDA_EXAMPLES_PROGRAMS "${ch}/${name}")
   if(CUDA_EXAMPLES_STANDALONE_TESTS AND BUILD_TESTING)
     add_test(NAME ${ch}.${name}.standalone
       COMMAND "${CMAKE_COMMAND}"

@@ -5,7 +5,7 @@
 // and values too large are each refused with one clear message, followed by
 // the usage, and exit code 2. Numbers may be written as powers of two: 2^20.
 //
-//   Args args(argc, argv, "VA-GPU-NN", usage_text);
+//   Args args(argc, argv, USAGE);   // USAGE starts "usage: VA-GPU-NN ...": the name
 //   long long n = args.integer("--n", 1 << 20, 1, max_n);
 //   bool json   = args.flag("--json");
 //   args.done();   // refuses anything left over (typos, unknown options)
@@ -25,8 +25,14 @@
 
 // Parses a whole decimal integer or 2^K. Returns false and sets *why on error.
 inline bool parse_integer(const std::string& text, long long* out, std::string* why) {
-    if (text.empty()) { *why = "is empty"; return false; }
-    if (text[0] == '-') { *why = "must not be negative"; return false; }
+    if (text.empty()) {
+        *why = "is empty";
+        return false;
+    }
+    if (text[0] == '-') {
+        *why = "must not be negative";
+        return false;
+    }
     size_t caret = text.find('^');
     if (caret != std::string::npos) {
         long long base = 0, exponent = 0;
@@ -37,7 +43,10 @@ inline bool parse_integer(const std::string& text, long long* out, std::string* 
             *why = "is not a number (expected digits or a power like 2^20)";
             return false;
         }
-        if (base != 2 || exponent > 62) { *why = "is out of range (powers 2^0 to 2^62)"; return false; }
+        if (base != 2 || exponent > 62) {
+            *why = "is out of range (powers 2^0 to 2^62)";
+            return false;
+        }
         *out = 1LL << exponent;
         return true;
     }
@@ -49,14 +58,20 @@ inline bool parse_integer(const std::string& text, long long* out, std::string* 
     }
     errno = 0;
     long long value = std::strtoll(text.c_str(), nullptr, 10);
-    if (errno == ERANGE) { *why = "is too large"; return false; }
+    if (errno == ERANGE) {
+        *why = "is too large";
+        return false;
+    }
     *out = value;
     return true;
 }
 
 class Args {
 public:
-    Args(int argc, char** argv, const char* program, const char* usage)
+    // The program's name is the word after "usage: ", so it is typed once.
+    Args(int argc, char** argv, const char* usage) : Args(argc, argv, name_in(usage), usage) {}
+
+    Args(int argc, char** argv, const std::string& program, const char* usage)
         : program_(program), usage_(usage) {
         for (int i = 1; i < argc; ++i) words_.push_back(argv[i]);
         used_.assign(words_.size(), false);
@@ -70,7 +85,7 @@ public:
 
     // Prints "program: error: message", then the usage, and exits with code 2.
     [[noreturn]] void fail(const std::string& message) const {
-        std::fprintf(stderr, "%s: error: %s\n\n%s", program_, message.c_str(), usage_);
+        std::fprintf(stderr, "%s: error: %s\n\n%s", program(), message.c_str(), usage_);
         std::exit(EXIT_CODE_USAGE);
     }
 
@@ -93,7 +108,8 @@ public:
     std::string text(const char* name, const char* fallback) {
         std::string value;
         if (!find(name, &value)) return std::string(fallback);
-        if (value.empty()) fail(std::string(name) + " is empty (give a value, or leave the option out)");
+        if (value.empty())
+            fail(std::string(name) + " is empty (give a value, or leave the option out)");
         return value;
     }
 
@@ -120,10 +136,12 @@ public:
             fail(std::string(name) + " '" + value + "' " + why);
         if (result < min) {
             fail(std::string(name) + " '" + value + "' " +
-                 (result == 0 ? "must not be zero" : "is too small (at least " + std::to_string(min) + ")"));
+                 (result == 0 ? "must not be zero"
+                              : "is too small (at least " + std::to_string(min) + ")"));
         }
         if (result > max)
-            fail(std::string(name) + " '" + value + "' is too large (at most " + std::to_string(max) + ")");
+            fail(std::string(name) + " '" + value + "' is too large (at most " +
+                 std::to_string(max) + ")");
         return result;
     }
 
@@ -133,9 +151,15 @@ public:
             if (!used_[i]) fail("unknown option '" + words_[i] + "'");
     }
 
-    const char* program() const { return program_; }
+    const char* program() const { return program_.c_str(); }
 
 private:
+    static std::string name_in(const char* usage) {
+        std::string text = usage, prefix = "usage: ";
+        if (text.rfind(prefix, 0) != 0) return "program";
+        return text.substr(prefix.size(), text.find_first_of(" \n", prefix.size()) - prefix.size());
+    }
+
     bool find(const char* name, std::string* value) {
         bool seen = false;
         std::string with_equals = std::string(name) + "=";
@@ -160,7 +184,7 @@ private:
         return seen;
     }
 
-    const char* program_;
+    std::string program_;
     const char* usage_;
     std::vector<std::string> words_;
     std::vector<bool> used_;
@@ -169,7 +193,8 @@ private:
 // Multiplies count x element size x arrays, refusing a result that overflows.
 inline size_t checked_bytes(const Args& args, long long count, size_t element_bytes, int arrays) {
     unsigned long long bytes = 0;
-    if (__builtin_mul_overflow((unsigned long long)count, (unsigned long long)element_bytes, &bytes) ||
+    if (__builtin_mul_overflow((unsigned long long)count, (unsigned long long)element_bytes,
+                               &bytes) ||
         __builtin_mul_overflow(bytes, (unsigned long long)arrays, &bytes) || bytes > SIZE_MAX)
         args.fail("the requested size overflows a byte count");
     return (size_t)bytes;
@@ -181,9 +206,10 @@ inline void check_fits_on_device(const Args& args, size_t bytes_needed) {
     HANDLE_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (bytes_needed > free_bytes) {
         char message[200];
-        std::snprintf(message, sizeof message,
-                      "this size needs %.2f GB of device memory, but only %.2f GB of %.2f GB are free",
-                      bytes_needed / 1e9, free_bytes / 1e9, total_bytes / 1e9);
+        std::snprintf(
+            message, sizeof message,
+            "this size needs %.2f GB of device memory, but only %.2f GB of %.2f GB are free",
+            bytes_needed / 1e9, free_bytes / 1e9, total_bytes / 1e9);
         args.fail(message);
     }
 }
@@ -221,9 +247,11 @@ inline void announce_long_run(double estimated_seconds, const char* why) {
     if (estimated_seconds < 120)
         std::printf("note: this run will take about %.0f s (%s)\n", estimated_seconds, why);
     else if (estimated_seconds < 7200)
-        std::printf("note: this run will take about %.0f minutes (%s)\n", estimated_seconds / 60, why);
+        std::printf("note: this run will take about %.0f minutes (%s)\n", estimated_seconds / 60,
+                    why);
     else
-        std::printf("note: this run will take about %.1f hours (%s)\n", estimated_seconds / 3600, why);
+        std::printf("note: this run will take about %.1f hours (%s)\n", estimated_seconds / 3600,
+                    why);
     std::fflush(stdout);
 }
 
@@ -232,7 +260,8 @@ inline void* host_alloc(const Args& args, size_t bytes) {
     void* p = std::malloc(bytes ? bytes : 1);
     if (!p) {
         char message[120];
-        std::snprintf(message, sizeof message, "cannot allocate %.2f GB of host memory", bytes / 1e9);
+        std::snprintf(message, sizeof message, "cannot allocate %.2f GB of host memory",
+                      bytes / 1e9);
         args.fail(message);
     }
     return p;

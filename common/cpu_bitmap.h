@@ -36,10 +36,10 @@
 
 struct CPUBitmap {
     unsigned char* pixels;
-    int x, y;                          // width and height in pixels
-    void* dataBlock;                   // handed back to bitmapExit
+    int x, y;         // width and height in pixels
+    void* dataBlock;  // handed back to bitmapExit
     void (*bitmapExit)(void*) = nullptr;
-    std::string output_path;           // if set, always write this file
+    std::string output_path;  // if set, always write this file
     // Called each time the image has been drawn in the window; returning true
     // closes the window. Tests use it to take a screenshot and close the
     // window without a keypress (tests/ch05_raytrace/window_test.cpp).
@@ -57,12 +57,18 @@ struct CPUBitmap {
     CPUBitmap(int width, int height, void* d = nullptr) : x(width), y(height), dataBlock(d) {
         pixels = new unsigned char[(size_t)width * height * 4]();
     }
-    ~CPUBitmap() { delete[] pixels; }
+    ~CPUBitmap() {
+        delete[] pixels;
+    }
     CPUBitmap(const CPUBitmap&) = delete;
     CPUBitmap& operator=(const CPUBitmap&) = delete;
 
-    unsigned char* get_ptr() const { return pixels; }
-    long image_size() const { return (long)x * y * 4; }
+    unsigned char* get_ptr() const {
+        return pixels;
+    }
+    long image_size() const {
+        return (long)x * y * 4;
+    }
 
     void display_and_exit(void (*e)(void*) = nullptr) {
         bitmapExit = e;
@@ -185,7 +191,10 @@ private:
     }
 
 #ifdef CUDA_EXAMPLES_USE_GLUT
-    static CPUBitmap** current() { static CPUBitmap* bitmap = nullptr; return &bitmap; }
+    static CPUBitmap** current() {
+        static CPUBitmap* bitmap = nullptr;
+        return &bitmap;
+    }
 
     void show_window() {
         *current() = this;

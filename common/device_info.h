@@ -15,7 +15,6 @@
 #include "handle_error.h"
 
 struct DeviceInfo {
-    int id = 0;
     std::string name;
     int cc_major = 0, cc_minor = 0;  // compute capability, e.g. 9.0 for H100/H200
     int sm_count = 0;                // streaming multiprocessors
@@ -23,18 +22,16 @@ struct DeviceInfo {
     int memory_clock_khz = 0;        // peak memory clock
     int bus_width_bits = 0;          // memory bus width
     int copy_engines = 0;            // cudaDevAttrAsyncEngineCount
-    int max_threads_per_block = 0;
-    int l2_bytes = 0;
     size_t free_bytes = 0, total_bytes = 0;
     int driver_version = 0, runtime_version = 0;
 
     double peak_bandwidth_gbs() const {  // GB/s, 1 GB = 1e9 bytes
         return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
     }
-    int fp32_lanes_per_sm() const {  // from the CUDA programming guide's tables
-        if (cc_major == 7) return 64;                    // Turing (7.5)
-        if (cc_major == 8 && cc_minor == 0) return 64;   // A100
-        return 128;                                      // 8.6 and later, 9.0 (Hopper)
+    int fp32_lanes_per_sm() const {                     // from the CUDA programming guide's tables
+        if (cc_major == 7) return 64;                   // Turing (7.5)
+        if (cc_major == 8 && cc_minor == 0) return 64;  // A100
+        return 128;                                     // 8.6 and later, 9.0 (Hopper)
     }
     double peak_fp32_gflops() const {
         return 2.0 * sm_count * fp32_lanes_per_sm() * clock_khz * 1e3 / 1e9;
@@ -49,9 +46,11 @@ inline bool cuda_device_available(std::string* why = nullptr) {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
-        if (why) *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) +
-                        (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice
-                             ? " -- is there an NVIDIA GPU and driver on this machine?" : "");
+        if (why)
+            *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) +
+                   (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice
+                        ? " -- is there an NVIDIA GPU and driver on this machine?"
+                        : "");
         cudaGetLastError();  // clear the sticky error so later calls are not confused
         return false;
     }
@@ -64,7 +63,6 @@ inline bool cuda_device_available(std::string* why = nullptr) {
 
 inline DeviceInfo query_device(int id = 0) {
     DeviceInfo d;
-    d.id = id;
     cudaDeviceProp prop;
     HANDLE_ERROR(cudaGetDeviceProperties(&prop, id));
     d.name = prop.name;
@@ -75,8 +73,6 @@ inline DeviceInfo query_device(int id = 0) {
     HANDLE_ERROR(cudaDeviceGetAttribute(&d.memory_clock_khz, cudaDevAttrMemoryClockRate, id));
     HANDLE_ERROR(cudaDeviceGetAttribute(&d.bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, id));
     HANDLE_ERROR(cudaDeviceGetAttribute(&d.copy_engines, cudaDevAttrAsyncEngineCount, id));
-    HANDLE_ERROR(cudaDeviceGetAttribute(&d.max_threads_per_block, cudaDevAttrMaxThreadsPerBlock, id));
-    HANDLE_ERROR(cudaDeviceGetAttribute(&d.l2_bytes, cudaDevAttrL2CacheSize, id));
     HANDLE_ERROR(cudaSetDevice(id));
     HANDLE_ERROR(cudaMemGetInfo(&d.free_bytes, &d.total_bytes));
     HANDLE_ERROR(cudaDriverGetVersion(&d.driver_version));
@@ -109,4 +105,23 @@ inline void print_device(const DeviceInfo& d) {
                 d.compute_capability().c_str(), d.sm_count, d.clock_khz / 1e3);
     std::printf("        theoretical peaks: memory %.0f GB/s, FP32 %.1f TFLOP/s; %.1f GB free\n",
                 d.peak_bandwidth_gbs(), d.peak_fp32_gflops() / 1e3, d.free_bytes / 1e9);
+}
+
+// Blocks needed for `count` items at `per_block` items a block: the division
+// rounded up, so that the last, partly filled block is not forgotten.
+inline long long ceil_div(long long count, long long per_block) {
+    return (count + per_block - 1) / per_block;
+}
+
+// "--blocks auto": as many blocks of `threads` threads as the GPU can keep
+// resident at once (blocks per SM, from the occupancy calculator, times the
+// SMs). A grid-stride loop then gives every thread several elements.
+template <typename Kernel>
+int blocks_to_fill_gpu(Kernel kernel, int threads, size_t shared_bytes = 0) {
+    int device = 0, sms = 0, blocks_per_sm = 0;
+    HANDLE_ERROR(cudaGetDevice(&device));
+    HANDLE_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    HANDLE_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
+                                                               shared_bytes));
+    return blocks_per_sm * sms;
 }

@@ -17,10 +17,10 @@
 #include <cuda_runtime.h>
 
 // Exit codes shared by every program of the suite (README.md lists them).
-const int EXIT_CODE_OK = 0;         // ran, and the GPU result matched the CPU
-const int EXIT_CODE_FAILED = 1;     // a result check failed, or a CUDA error
-const int EXIT_CODE_USAGE = 2;      // bad command line or input file
-const int EXIT_CODE_NO_DEVICE = 77; // no usable CUDA device (ctest: skipped)
+const int EXIT_CODE_OK = 0;          // ran, and the GPU result matched the CPU
+const int EXIT_CODE_FAILED = 1;      // a result check failed, or a CUDA error
+const int EXIT_CODE_USAGE = 2;       // bad command line or input file
+const int EXIT_CODE_NO_DEVICE = 77;  // no usable CUDA device (ctest: skipped)
 
 inline void handle_error(cudaError_t err, const char* call, const char* file, int line) {
     if (err != cudaSuccess) {
@@ -34,8 +34,8 @@ inline void handle_error(cudaError_t err, const char* call, const char* file, in
 
 #define CHECK_LAUNCH() handle_error(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
-#define CHECK_LAUNCH_SYNC()                                                                  \
-    do {                                                                                     \
-        CHECK_LAUNCH();                                                                      \
-        handle_error(cudaDeviceSynchronize(), "kernel execution", __FILE__, __LINE__);       \
+#define CHECK_LAUNCH_SYNC()                                                            \
+    do {                                                                               \
+        CHECK_LAUNCH();                                                                \
+        handle_error(cudaDeviceSynchronize(), "kernel execution", __FILE__, __LINE__); \
     } while (0)

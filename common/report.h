@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,18 +21,26 @@
 
 class JsonRecord {
 public:
-    JsonRecord& add(const std::string& key, const std::string& value) { return raw(key, quote(value)); }
+    JsonRecord& add(const std::string& key, const std::string& value) {
+        return raw(key, quote(value));
+    }
     JsonRecord& add(const std::string& key, const char* value) { return raw(key, quote(value)); }
-    JsonRecord& add(const std::string& key, long long value) { return raw(key, std::to_string(value)); }
+    JsonRecord& add(const std::string& key, long long value) {
+        return raw(key, std::to_string(value));
+    }
     JsonRecord& add(const std::string& key, int value) { return raw(key, std::to_string(value)); }
-    JsonRecord& add(const std::string& key, bool value) { return raw(key, value ? "true" : "false"); }
+    JsonRecord& add(const std::string& key, bool value) {
+        return raw(key, value ? "true" : "false");
+    }
     JsonRecord& add(const std::string& key, double value) {
         if (!std::isfinite(value)) return raw(key, "null");
         char text[64];
         std::snprintf(text, sizeof text, "%.6g", value);
         return raw(key, text);
     }
-    JsonRecord& add(const std::string& key, const JsonRecord& object) { return raw(key, object.str()); }
+    JsonRecord& add(const std::string& key, const JsonRecord& object) {
+        return raw(key, object.str());
+    }
     JsonRecord& null(const std::string& key) { return raw(key, "null"); }
     JsonRecord& raw(const std::string& key, const std::string& json_value) {
         body_ += (body_.empty() ? "" : ",") + quote(key) + ":" + json_value;
@@ -47,10 +56,17 @@ public:
     static std::string quote(const std::string& s) {
         std::string out = "\"";
         for (unsigned char c : s) {
-            if (c == '"' || c == '\\') { out += '\\'; out += (char)c; }
-            else if (c == '\n') out += "\\n";
-            else if (c < 0x20) { char u[8]; std::snprintf(u, sizeof u, "\\u%04x", c); out += u; }
-            else out += (char)c;
+            if (c == '"' || c == '\\') {
+                out += '\\';
+                out += (char)c;
+            } else if (c == '\n')
+                out += "\\n";
+            else if (c < 0x20) {
+                char u[8];
+                std::snprintf(u, sizeof u, "\\u%04x", c);
+                out += u;
+            } else
+                out += (char)c;
         }
         return out + "\"";
     }
@@ -63,14 +79,24 @@ private:
 // names: pct_peak = pct_of_limit and peak = limit (NAN / nullptr: null). Used
 // directly where the limit is not the device's, e.g. chapter 6's PCIe link
 // (which CUDA does not report) or a stream schedule's ideal overlap.
-inline JsonRecord measurement_against(const char* program, const char* variant, const DeviceInfo& dev,
-                                      const TimingStats& t, double gbps, double gflops,
-                                      double pct_of_limit, const char* limit, const char* verdict) {
+inline JsonRecord measurement_against(const char* program, const char* variant,
+                                      const DeviceInfo& dev, const TimingStats& t, double gbps,
+                                      double gflops, double pct_of_limit, const char* limit,
+                                      const char* verdict) {
     JsonRecord time;
-    time.add("median", t.median_ms).add("min", t.min_ms).add("max", t.max_ms).add("repeats", t.repeats);
+    time.add("median", t.median_ms)
+        .add("min", t.min_ms)
+        .add("max", t.max_ms)
+        .add("repeats", t.repeats);
     JsonRecord r;
-    r.add("schema", 1).add("program", program).add("variant", variant).add("device", dev.name)
-        .add("cc", dev.compute_capability()).add("time_ms", time).add("gbps", gbps).add("gflops", gflops);
+    r.add("schema", 1)
+        .add("program", program)
+        .add("variant", variant)
+        .add("device", dev.name)
+        .add("cc", dev.compute_capability())
+        .add("time_ms", time)
+        .add("gbps", gbps)
+        .add("gflops", gflops);
     if (std::isfinite(pct_of_limit) && limit) {
         r.add("pct_peak", pct_of_limit).add("peak", limit);
     } else {
@@ -83,7 +109,8 @@ inline JsonRecord measurement_against(const char* program, const char* variant, 
 // "dram" (memory bandwidth) for GB/s or "fp32" (FP32 rate) for GFLOP/s.
 // A rate that does not apply is passed as NAN.
 inline JsonRecord measurement(const char* program, const char* variant, const DeviceInfo& dev,
-                              const TimingStats& t, double gbps, double gflops, const char* verdict) {
+                              const TimingStats& t, double gbps, double gflops,
+                              const char* verdict) {
     if (std::isfinite(gbps))
         return measurement_against(program, variant, dev, t, gbps, gflops,
                                    100.0 * gbps / dev.peak_bandwidth_gbs(), "dram", verdict);
@@ -99,8 +126,8 @@ inline void print_json(bool enabled, const JsonRecord& record) {
 
 // One readable line: label, median (min..max) and, when given, a rate.
 inline void print_timing(const char* label, const TimingStats& t, double gbps, double pct_of_peak) {
-    std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms, t.min_ms,
-                t.max_ms, t.repeats);
+    std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms,
+                t.min_ms, t.max_ms, t.repeats);
     if (std::isfinite(gbps)) std::printf("  %8.1f GB/s = %5.1f%% of peak", gbps, pct_of_peak);
     std::printf("\n");
 }
@@ -122,7 +149,7 @@ inline int verdict(bool pass, const std::string& detail) {
 //                                             // buffers fit on it and on the host (exit 2)
 //   report.size("n", n).launch(blocks, threads);
 //   report.bandwidth("kernel", "kernel only", 3.0 * bytes, [&] { add<<<...>>>(...); });
-//   return report.verdict(wrong == 0, detail);  // JSON records, then "Verdict: PASS (...)"
+//   return report.verdict(wrong == 0, "%lld wrong", wrong);  // JSON, then "Verdict: ..."
 //
 // Each measurement prints one readable line at once; with --json, one record
 // per measurement (the fields at the top of this file) is printed before the
@@ -189,7 +216,8 @@ public:
                     t.min_ms, t.max_ms, t.repeats);
         if (std::isfinite(gbps)) std::printf("  %8.1f GB/s", gbps);
         if (std::isfinite(gflops)) std::printf("  %8.0f GFLOP/s", gflops);
-        if (std::isfinite(pct_of_limit) && limit) std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
+        if (std::isfinite(pct_of_limit) && limit)
+            std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
         std::printf("\n");
         records_.push_back({variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_});
         extra_ = JsonRecord();
@@ -208,15 +236,26 @@ public:
     }
 
     // Prints the JSON records (with --json), then the verdict line; returns
-    // the exit code: 0 for PASS, 1 for FAIL.
-    int verdict(bool pass, const std::string& detail) {
+    // the exit code: 0 for PASS, 1 for FAIL. The detail is printf-style:
+    //   return report.verdict(wrong == 0, "%lld of %lld wrong", wrong, n);
+    int verdict(bool pass, const char* format, ...) __attribute__((format(printf, 3, 4))) {
+        char detail[400];
+        va_list values;
+        va_start(values, format);
+        std::vsnprintf(detail, sizeof detail, format, values);
+        va_end(values);
+        return verdict_text(pass, detail);
+    }
+    int verdict_text(bool pass, const std::string& detail) {
         for (const Measured& m : records_) {
-            JsonRecord r = measurement_against(args_.program(), m.variant.c_str(), dev_, m.t, m.gbps,
-                                               m.gflops, m.pct, m.limit.empty() ? nullptr : m.limit.c_str(),
-                                               pass ? "PASS" : "FAIL");
+            JsonRecord r = measurement_against(
+                args_.program(), m.variant.c_str(), dev_, m.t, m.gbps, m.gflops, m.pct,
+                m.limit.empty() ? nullptr : m.limit.c_str(), pass ? "PASS" : "FAIL");
             r.add("size", size_);
-            if (launch_.str() == "{}") r.null("launch");
-            else r.add("launch", launch_);
+            if (launch_.str() == "{}")
+                r.null("launch");
+            else
+                r.add("launch", launch_);
             print_json(json_, r.merge(m.extra));
         }
         return ::verdict(pass, detail);

@@ -45,9 +45,9 @@ struct GpuTimer {
 // A wall clock for CPU work (and for anything that mixes CPU and GPU work).
 struct HostTimer {
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-    void start() { t0 = std::chrono::steady_clock::now(); }
     double stop_ms() const {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+            .count();
     }
 };
 
