@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Planted bugs: apply one to a copy of a program, build it, and show that a check catches it.
 
+    mutant.py apply   MUTANT... [--build DIR]         each patch applies (a quick check, no compiling)
     mutant.py compile MUTANT --build DIR [options]   the patch applies and the program compiles
     mutant.py caught  MUTANT --build DIR [options]   every check named in `expect:` catches it
     mutant.py table   DIR                            planted bug x who caught it, from the last run
@@ -310,10 +311,23 @@ def cmd_table(build):
     return EXIT_OK
 
 
+def cmd_apply(args, paths):
+    failed = 0
+    for path in paths:
+        try:
+            make_tree(args.build, parse(path))
+        except MutantError as e:
+            print(f"mutant.py: {e}")
+            failed += 1
+    print(f"mutant.py apply: {len(paths) - failed} of {len(paths)} patches apply")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=("compile", "caught", "table"))
-    p.add_argument("target", help="a .mutant file, or for 'table' the build directory")
+    p.add_argument("command", choices=("apply", "compile", "caught", "table"))
+    p.add_argument("target", nargs="+",
+                   help="a .mutant file (apply: one or more), or for 'table' the build directory")
     p.add_argument("--build", default="build", help="build directory (mutants are built under DIR/mutants)")
     p.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     p.add_argument("--arch", default="", help="CMAKE_CUDA_ARCHITECTURES; the first entry is built")
@@ -323,6 +337,11 @@ def main():
     p.add_argument("--sanitizer", default=shutil.which("compute-sanitizer"))
     p.add_argument("--timeout", type=int, default=300, help="seconds before a run counts as a hang")
     args = p.parse_args()
+    if args.command == "apply":
+        return cmd_apply(args, args.target)
+    if len(args.target) != 1:
+        p.error(f"{args.command} takes one target")
+    args.target = args.target[0]
     if args.command == "table":
         return cmd_table(args.target)
     if not args.gtest_lib:
