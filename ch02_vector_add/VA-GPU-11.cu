@@ -1,4 +1,5 @@
 // VA-GPU-11.cu -- vector addition on one block of one thread (chapter 2, step 1 of 3).
+// Source: "GPU Programming" (CSInParallel, 2012), chapter 2, program VA-GPU-11.
 //
 // c[i] = a[i] + b[i], computed by a single GPU thread that walks the whole
 // vector. It is correct and it is as slow as a GPU gets: one of the thousands
@@ -10,15 +11,9 @@
 // Run:
 //   ./VA-GPU-11            (./VA-GPU-11 --help lists the options)
 
-#include <cstdio>
-#include "../common/args.h"
-#include "../common/device_info.h"
 #include "../common/handle_error.h"
 #include "../common/report.h"
-#include "../common/timer.h"
-
-// 64-bit integers: the document's `int` overflows once i*i passes 2^31 - 1.
-typedef long long elem_t;
+#include "vectors.h"
 
 __global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
     long long i = 0;
@@ -28,8 +23,8 @@ __global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
     }
 }
 
-// The launch shared by main() below and by tests/ch02_vector_add.
-void vector_add_11(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n) {
+// The launch, shared by main() below and by tests/ch02_vector_add.
+void launch_add(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n) {
     add<<<1, 1>>>(dev_a, dev_b, dev_c, n);
     CHECK_LAUNCH();
 }
@@ -42,83 +37,42 @@ const char* USAGE =
     "  --json         also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "VA-GPU-11", USAGE);
-    long long n = args.integer("--n", 1LL << 20, 1, 3000000000LL);
-    int repeats = (int)args.integer("--repeats", 5, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
-    size_t bytes = checked_bytes(args, n, sizeof(elem_t), 1);
-    // a, b and c, each with one guard element (below), on the host and on the GPU.
-    size_t all_bytes = checked_bytes(args, n + 1, sizeof(elem_t), 3);
-    check_fits_on_host(args, all_bytes);
+    Args args(argc, argv, USAGE);
+    long long n = args.integer("--n", 1LL << 20, 1, MAX_N);
+    Report report(args, 5);
+    size_t bytes = guarded_bytes(args, n);  // n elements and a guard (vectors.h)
+    report.start(3 * bytes, 3 * bytes);
+    report.size("n", n).size("bytes_moved", 3 * n * sizeof(elem_t)).launch(1, 1);
+    announce_vector_add(n, 1, report.repeats() + 2);
 
-    DeviceInfo dev = require_device("VA-GPU-11");
-    check_fits_on_device(args, all_bytes);
-    print_device(dev);
-    std::printf("VA-GPU-11: N = %lld, 1 block x 1 thread\n", n);
-    // A long run says so first. The rates are conservative: the one thread adds
-    // 10 million elements a second (an H200's: 16 million), and the host fills,
-    // copies and checks 50 million a second (the H200 machine's: about 90 million).
-    int launches = repeats + 2;  // the checked launch, a warm-up, the timed ones
-    announce_long_run(launches * (n / 1e7) + n / 5e7,
-                      "estimated for one GPU thread adding 10 million elements a second");
+    elem_t* a = (elem_t*)host_alloc(args, bytes);
+    elem_t* b = (elem_t*)host_alloc(args, bytes);
+    elem_t* c = (elem_t*)host_alloc(args, bytes);
+    fill_inputs(a, b, n);  // a[i] = -i, b[i] = i*i
 
-    // Host data as in the document: a[i] = -i, b[i] = i*i. Each array has one
-    // element more than the vector: a guard at [n]. a[n] = b[n] = 0, and c[n]
-    // must still hold the poison after the kernel; if it does not, the kernel
-    // wrote past the end (as a loop bound of i <= n would).
-    size_t guarded = bytes + sizeof(elem_t);
-    elem_t* a = (elem_t*)host_alloc(args, guarded);
-    elem_t* b = (elem_t*)host_alloc(args, guarded);
-    elem_t* c = (elem_t*)host_alloc(args, guarded);
-    for (long long i = 0; i < n; i++) {
-        a[i] = -i;
-        b[i] = i * i;
-    }
-    a[n] = b[n] = 0;
-
-    // End to end, as the document timed it: allocate, copy in, add, copy out.
+    // End to end, as the original timed it: allocate, copy in, add, copy out.
     HostTimer end_to_end;
     elem_t *dev_a, *dev_b, *dev_c;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_a, guarded));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_b, guarded));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_c, guarded));
-    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, guarded));  // poison: every element reads -1, guard too
-    HANDLE_ERROR(cudaMemcpy(dev_a, a, guarded, cudaMemcpyHostToDevice));
-    HANDLE_ERROR(cudaMemcpy(dev_b, b, guarded, cudaMemcpyHostToDevice));
-    vector_add_11(dev_a, dev_b, dev_c, n);
-    HANDLE_ERROR(cudaMemcpy(c, dev_c, guarded, cudaMemcpyDeviceToHost));
-    double end_to_end_ms = end_to_end.stop_ms();
+    HANDLE_ERROR(cudaMalloc(&dev_a, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_b, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_c, bytes));
+    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, bytes));  // poison: every element reads -1, guard too
+    HANDLE_ERROR(cudaMemcpy(dev_a, a, bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dev_b, b, bytes, cudaMemcpyHostToDevice));
+    launch_add(dev_a, dev_b, dev_c, n);
+    HANDLE_ERROR(cudaMemcpy(c, dev_c, bytes, cudaMemcpyDeviceToHost));
+    report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end.stop_ms());
 
-    // Check every element on the CPU: c[i] must be the CPU's a[i] + b[i], and
-    // with the document's data that is i*i - i, worked out here in 64 bits
-    // whatever elem_t is (so a type too narrow for i*i, like the document's
-    // int, fails). -1, the poison, is never a right answer.
-    // Timed, since the loop does the CPU's version of the same additions.
+    // Check every element on the CPU, timed: it does the CPU's version of the additions.
     HostTimer cpu;
-    long long wrong = 0, first_wrong = -1;
-    for (long long i = 0; i < n; i++) {
-        if (c[i] != a[i] + b[i] || c[i] != i * i - i) {
-            if (wrong++ == 0) first_wrong = i;
-        }
-    }
-    double cpu_ms = cpu.stop_ms();
-    bool past_the_end = (c[n] != (elem_t)-1);  // the guard was written
+    SumCheck check = check_sums(a, b, c, n);
+    report.note("CPU, the same additions (while checking)", "cpu_ms", cpu.stop_ms());
 
-    // Kernel only: the same launch repeated, each timed with events.
-    TimingStats kernel = time_gpu([&] { vector_add_11(dev_a, dev_b, dev_c, n); }, repeats, 1);
-    double kernel_gbs = 3.0 * bytes / (kernel.median_ms * 1e6);  // read a and b, write c
-    std::printf("  end to end (malloc + copies + kernel): %.3f ms\n", end_to_end_ms);
-    std::printf("  CPU, the same additions (while checking): %.3f ms\n", cpu_ms);
-    print_timing("kernel only", kernel, kernel_gbs, 100 * kernel_gbs / dev.peak_bandwidth_gbs());
-
-    bool pass = (wrong == 0 && !past_the_end);
-    const char* result = pass ? "PASS" : "FAIL";
-    JsonRecord size, launch;
-    size.add("n", n).add("bytes_moved", (long long)(3 * bytes));
-    launch.add("blocks", 1).add("threads", 1);
-    print_json(json, measurement("VA-GPU-11", "kernel", dev, kernel, kernel_gbs, NAN, result)
-                         .add("size", size).add("launch", launch).add("end_to_end_ms", end_to_end_ms).add("cpu_ms", cpu_ms));
+    // Kernel only: the same launch repeated, each timed with events. It reads a
+    // and b and writes c: 3 x n elements cross the memory bus.
+    report.bandwidth(
+        "kernel", "kernel only", 3.0 * n * sizeof(elem_t),
+        [&] { launch_add(dev_a, dev_b, dev_c, n); }, 1);
 
     HANDLE_ERROR(cudaFree(dev_a));
     HANDLE_ERROR(cudaFree(dev_b));
@@ -126,14 +80,6 @@ int main(int argc, char** argv) {
     std::free(a);
     std::free(b);
     std::free(c);
-
-    char detail[160];
-    if (wrong)
-        std::snprintf(detail, sizeof detail, "%lld of %lld elements wrong, first at i = %lld", wrong, n, first_wrong);
-    else if (past_the_end)
-        std::snprintf(detail, sizeof detail, "the kernel wrote past the end (guard c[%lld])", n);
-    else
-        std::snprintf(detail, sizeof detail, "all %lld elements match the CPU", n);
-    return verdict(pass, detail);
+    return report.verdict(check.pass(), "%s", check.detail().c_str());
 }
 #endif

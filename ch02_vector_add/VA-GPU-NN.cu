@@ -1,4 +1,5 @@
 // VA-GPU-NN.cu -- vector addition with many blocks of many threads (chapter 2, step 3 of 3).
+// Source: "GPU Programming" (CSInParallel, 2012), chapter 2, program VA-GPU-NN.
 //
 // c[i] = a[i] + b[i] for N elements on a grid of `blocks` blocks, each of
 // `threads` threads. Every thread starts at its own global index and then
@@ -8,25 +9,17 @@
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o VA-GPU-NN VA-GPU-NN.cu
 // Run:
-//   ./VA-GPU-NN                      the document's configuration, 128 x 128
+//   ./VA-GPU-NN                      the original's configuration, 128 x 128
 //   ./VA-GPU-NN --blocks auto        a grid sized to fill this GPU
 //   ./VA-GPU-NN --help               every option
 
-#include <algorithm>
-#include <cstdio>
-#include "../common/args.h"
-#include "../common/device_info.h"
 #include "../common/handle_error.h"
 #include "../common/report.h"
-#include "../common/timer.h"
-
-// 64-bit integers: the document's `int` overflows as soon as i*i passes
-// 2^31 - 1, at i = 46341. With long long, i*i fits while i < 3.03e9.
-typedef long long elem_t;
+#include "vectors.h"
 
 __global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
     // My global index: the threads of all blocks before mine, plus my place
-    // in my block. The document wrote blockIdx.x * numBlock, which is right
+    // in my block. The original wrote blockIdx.x * numBlock, which is right
     // only because its numBlock happened to equal numThread (128).
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long stride = (long long)gridDim.x * blockDim.x;  // threads in the grid
@@ -36,19 +29,11 @@ __global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
     }
 }
 
-// The launch shared by main() below and by tests/ch02_vector_add.
-void vector_add_nn(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n,
-                   int blocks, int threads) {
+// The launch, shared by main() below and by tests/ch02_vector_add.
+void launch_add(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n, int blocks,
+                int threads) {
     add<<<blocks, threads>>>(dev_a, dev_b, dev_c, n);
     CHECK_LAUNCH();
-}
-
-// "--blocks auto": as many blocks as the GPU can keep resident at once,
-// asked of the occupancy calculator rather than guessed.
-int auto_blocks(int threads, const DeviceInfo& dev) {
-    int blocks_per_sm = 0;
-    HANDLE_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, add, threads, 0));
-    return blocks_per_sm * dev.sm_count;
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
@@ -61,103 +46,52 @@ const char* USAGE =
     "  --json         also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "VA-GPU-NN", USAGE);
-    long long n = args.integer("--n", 1LL << 28, 1, 3000000000LL);
+    Args args(argc, argv, USAGE);
+    long long n = args.integer("--n", 1LL << 28, 1, MAX_N);
     std::string blocks_text = args.text("--blocks", "128");
     bool auto_grid = blocks_text == "auto";
-    long long blocks = auto_grid ? 0 : args.to_integer("--blocks", blocks_text, 1, 2147483647);
+    int blocks = auto_grid ? 0 : (int)args.to_integer("--blocks", blocks_text, 1, 2147483647);
     int threads = (int)args.integer("--threads", auto_grid ? 256 : 128, 1, 1024);
-    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
-    size_t bytes = checked_bytes(args, n, sizeof(elem_t), 1);
-    // a, b and c, each with one guard element (below), on the host and on the GPU.
-    size_t all_bytes = checked_bytes(args, n + 1, sizeof(elem_t), 3);
-    check_fits_on_host(args, all_bytes);
+    Report report(args, 20);
+    size_t bytes = guarded_bytes(args, n);  // n elements and a guard (vectors.h)
+    report.start(3 * bytes, 3 * bytes);
+    // "auto": as many blocks as the GPU keeps resident at once, asked of the
+    // occupancy calculator rather than guessed (common/device_info.h).
+    if (auto_grid) blocks = blocks_to_fill_gpu(add, threads);
+    report.size("n", n).size("bytes_moved", 3 * n * sizeof(elem_t)).launch(blocks, threads);
+    announce_vector_add(n, (long long)blocks * threads, 2 * report.repeats() + 5);
 
-    DeviceInfo dev = require_device("VA-GPU-NN");
-    check_fits_on_device(args, all_bytes);
-    if (auto_grid) blocks = auto_blocks(threads, dev);
-    print_device(dev);
-    std::printf("VA-GPU-NN: N = %lld, %lld blocks x %d threads%s\n", n, blocks, threads,
-                auto_grid ? " (auto)" : "");
-    // A long run says so first. The rates are conservative: each thread adds
-    // 4 million elements a second (an H200's: 5.4 million each, 128 blocks of
-    // one), the GPU in all at most 5 billion (an H200: 35 billion), and the host
-    // fills, copies and checks 50 million a second (the H200 machine's: about 90 million).
-    double gpu_rate = std::min(blocks * threads * 4e6, 5e9);
-    int launches = repeats + 3;  // the checked launch, 2 warm-ups, the timed ones; as many copies
-    announce_long_run(launches * (n / gpu_rate + n / 5e9) + n / 5e7,
-                      "estimated for 4 million elements a second per GPU thread");
+    elem_t* a = (elem_t*)host_alloc(args, bytes);
+    elem_t* b = (elem_t*)host_alloc(args, bytes);
+    elem_t* c = (elem_t*)host_alloc(args, bytes);
+    fill_inputs(a, b, n);  // a[i] = -i, b[i] = i*i
 
-    // Host data as in the document: a[i] = -i, b[i] = i*i. Each array has one
-    // element more than the vector: a guard at [n]. a[n] = b[n] = 0, and c[n]
-    // must still hold the poison after the kernel; if it does not, the kernel
-    // wrote past the end (as a loop bound of i <= n would).
-    size_t guarded = bytes + sizeof(elem_t);
-    elem_t* a = (elem_t*)host_alloc(args, guarded);
-    elem_t* b = (elem_t*)host_alloc(args, guarded);
-    elem_t* c = (elem_t*)host_alloc(args, guarded);
-    for (long long i = 0; i < n; i++) {
-        a[i] = -i;
-        b[i] = i * i;
-    }
-    a[n] = b[n] = 0;
-
-    // End to end, as the document timed it: allocate, copy in, add, copy out.
+    // End to end, as the original timed it: allocate, copy in, add, copy out.
     HostTimer end_to_end;
     elem_t *dev_a, *dev_b, *dev_c;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_a, guarded));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_b, guarded));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_c, guarded));
-    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, guarded));  // poison: every element reads -1, guard too
-    HANDLE_ERROR(cudaMemcpy(dev_a, a, guarded, cudaMemcpyHostToDevice));
-    HANDLE_ERROR(cudaMemcpy(dev_b, b, guarded, cudaMemcpyHostToDevice));
-    vector_add_nn(dev_a, dev_b, dev_c, n, (int)blocks, threads);
-    HANDLE_ERROR(cudaMemcpy(c, dev_c, guarded, cudaMemcpyDeviceToHost));
-    double end_to_end_ms = end_to_end.stop_ms();
+    HANDLE_ERROR(cudaMalloc(&dev_a, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_b, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_c, bytes));
+    HANDLE_ERROR(cudaMemset(dev_c, 0xFF, bytes));  // poison: every element reads -1, guard too
+    HANDLE_ERROR(cudaMemcpy(dev_a, a, bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dev_b, b, bytes, cudaMemcpyHostToDevice));
+    launch_add(dev_a, dev_b, dev_c, n, blocks, threads);
+    HANDLE_ERROR(cudaMemcpy(c, dev_c, bytes, cudaMemcpyDeviceToHost));
+    report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end.stop_ms());
 
-    // Check every element on the CPU: c[i] must be the CPU's a[i] + b[i], and
-    // with the document's data that is i*i - i, worked out here in 64 bits
-    // whatever elem_t is (so a type too narrow for i*i, like the document's
-    // int, fails). -1, the poison, is never a right answer.
-    // Timed, since the loop does the CPU's version of the same additions.
+    // Check every element on the CPU, timed: it does the CPU's version of the additions.
     HostTimer cpu;
-    long long wrong = 0, first_wrong = -1;
-    for (long long i = 0; i < n; i++) {
-        if (c[i] != a[i] + b[i] || c[i] != i * i - i) {
-            if (wrong++ == 0) first_wrong = i;
-        }
-    }
-    double cpu_ms = cpu.stop_ms();
-    bool past_the_end = (c[n] != (elem_t)-1);  // the guard was written
+    SumCheck check = check_sums(a, b, c, n);
+    report.note("CPU, the same additions (while checking)", "cpu_ms", cpu.stop_ms());
 
-    // Kernel only: the same launch repeated, each timed with events.
-    TimingStats kernel = time_gpu([&] { vector_add_nn(dev_a, dev_b, dev_c, n, (int)blocks, threads); },
-                                  repeats);
-    // The yardstick: a device-to-device copy moves bytes as fast as the GPU can.
-    TimingStats copy = time_gpu([&] {
-        HANDLE_ERROR(cudaMemcpyAsync(dev_c, dev_a, bytes, cudaMemcpyDeviceToDevice));
-    }, repeats);
-
-    double kernel_gbs = 3.0 * bytes / (kernel.median_ms * 1e6);  // read a and b, write c
-    double copy_gbs = 2.0 * bytes / (copy.median_ms * 1e6);      // read + write
-    std::printf("  end to end (malloc + copies + kernel): %.3f ms\n", end_to_end_ms);
-    std::printf("  CPU, the same additions (while checking): %.3f ms\n", cpu_ms);
-    print_timing("kernel only", kernel, kernel_gbs, 100 * kernel_gbs / dev.peak_bandwidth_gbs());
-    print_timing("device-to-device cudaMemcpy", copy, copy_gbs, 100 * copy_gbs / dev.peak_bandwidth_gbs());
-    std::printf("  kernel bandwidth = %.1f%% of the device-to-device copy\n", 100 * kernel_gbs / copy_gbs);
-
-    bool pass = (wrong == 0 && !past_the_end);
-    const char* result = pass ? "PASS" : "FAIL";
-    JsonRecord size, launch;
-    size.add("n", n).add("bytes_moved", (long long)(3 * bytes));
-    launch.add("blocks", blocks).add("threads", threads).add("auto", auto_grid);
-    print_json(json, measurement("VA-GPU-NN", "kernel", dev, kernel, kernel_gbs, NAN, result)
-                         .add("size", size).add("launch", launch)
-                         .add("end_to_end_ms", end_to_end_ms).add("cpu_ms", cpu_ms).add("copy_gbs", copy_gbs));
-    print_json(json, measurement("VA-GPU-NN", "d2d-copy", dev, copy, copy_gbs, NAN, "PASS")
-                         .add("size", size));
+    // Kernel only: the same launch repeated, each timed with events. It reads a
+    // and b and writes c: 3 x n elements cross the memory bus.
+    report.bandwidth("kernel", "kernel only", 3.0 * n * sizeof(elem_t),
+                     [&] { launch_add(dev_a, dev_b, dev_c, n, blocks, threads); });
+    // The yardstick: a device-to-device copy (read + write) moves bytes as fast as the GPU can.
+    report.bandwidth("d2d-copy", "device-to-device cudaMemcpy", 2.0 * n * sizeof(elem_t), [&] {
+        HANDLE_ERROR(cudaMemcpyAsync(dev_c, dev_a, n * sizeof(elem_t), cudaMemcpyDeviceToDevice));
+    });
 
     HANDLE_ERROR(cudaFree(dev_a));
     HANDLE_ERROR(cudaFree(dev_b));
@@ -165,14 +99,6 @@ int main(int argc, char** argv) {
     std::free(a);
     std::free(b);
     std::free(c);
-
-    char detail[160];
-    if (wrong)
-        std::snprintf(detail, sizeof detail, "%lld of %lld elements wrong, first at i = %lld", wrong, n, first_wrong);
-    else if (past_the_end)
-        std::snprintf(detail, sizeof detail, "the kernel wrote past the end (guard c[%lld])", n);
-    else
-        std::snprintf(detail, sizeof detail, "all %lld elements match the CPU", n);
-    return verdict(pass, detail);
+    return report.verdict(check.pass(), "%s", check.detail().c_str());
 }
 #endif

@@ -166,21 +166,25 @@ public:
     // buffers fit in its free memory and in the host's (else exit 2), and
     // prints what the GPU is. Call it after every option has been read.
     const DeviceInfo& start(size_t device_bytes, size_t host_bytes) {
+        check_fits_on_host(args_, host_bytes);  // first: it needs no GPU
         dev_ = require_device(args_.program());
         check_fits_on_device(args_, device_bytes);
-        check_fits_on_host(args_, host_bytes);
         print_device(dev_);
         return dev_;
     }
 
     // What this run is: sizes and launch shape, stored in every JSON record.
+    // Printed once, before the first figure: "VA-GPU-11: n = 1048576; 1 x 1 threads".
     Report& size(const char* key, long long value) {
         size_.add(key, value);
+        setup_ += (setup_.empty() ? "" : ", ") + std::string(key) + " = " + std::to_string(value);
         return *this;
     }
     Report& launch(long long blocks, long long threads) {
         launch_ = JsonRecord();
         launch_.add("blocks", blocks).add("threads", threads);
+        launch_text_ = "; " + std::to_string(blocks) + " blocks x " + std::to_string(threads) +
+                       " threads";
         return *this;
     }
 
@@ -212,6 +216,7 @@ public:
     // ("pcie", "ideal-overlap"; NAN and nullptr when there is none).
     void record(const char* variant, const char* label, const TimingStats& t, double gbps,
                 double gflops, double pct_of_limit, const char* limit) {
+        print_setup();
         std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms,
                     t.min_ms, t.max_ms, t.repeats);
         if (std::isfinite(gbps)) std::printf("  %8.1f GB/s", gbps);
@@ -226,6 +231,7 @@ public:
     // A single figure ("end to end", "CPU"): printed, and added to the record
     // of the last measurement (or of the next, when there is none yet).
     void note(const char* label, const char* key, double ms) {
+        print_setup();
         std::printf("  %-34s %9.3f ms\n", label, ms);
         extra(key, ms);
     }
@@ -262,6 +268,12 @@ public:
     }
 
 private:
+    void print_setup() {
+        if (setup_printed_ || (setup_.empty() && launch_text_.empty())) return;
+        std::printf("%s: %s%s\n", args_.program(), setup_.c_str(), launch_text_.c_str());
+        setup_printed_ = true;
+    }
+
     struct Measured {
         std::string variant;
         TimingStats t;
@@ -275,5 +287,7 @@ private:
     int repeats_ = 1;
     bool json_ = false;
     JsonRecord size_, launch_, extra_;
+    std::string setup_, launch_text_;
+    bool setup_printed_ = false;
     std::vector<Measured> records_;
 };

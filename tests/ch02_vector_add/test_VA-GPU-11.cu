@@ -5,7 +5,7 @@
 class VA_GPU_11 : public GpuTest {};
 
 static void launch(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
-    vector_add_11(a, b, c, n);
+    launch_add(a, b, c, n);
 }
 
 TEST_F(VA_GPU_11, OneElement) { EXPECT_EQ(count_wrong_vector_add(1, launch), 0); }

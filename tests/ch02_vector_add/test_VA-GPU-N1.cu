@@ -6,7 +6,7 @@ class VA_GPU_N1 : public GpuTest {};
 
 static auto with_blocks(int blocks) {
     return [blocks](const elem_t* a, const elem_t* b, elem_t* c, long long n) {
-        vector_add_n1(a, b, c, n, blocks);
+        launch_add(a, b, c, n, blocks);
     };
 }
 

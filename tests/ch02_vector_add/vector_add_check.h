@@ -2,7 +2,7 @@
 //
 // Include it after the program's .cu: it uses the program's own element type
 // elem_t, so a program built with a type too narrow for its data (the
-// document's int) is tested as it was built. Expected values are worked out in
+// original's int) is tested as it was built. Expected values are worked out in
 // 64-bit arithmetic whatever elem_t is.
 #pragma once
 
@@ -56,7 +56,7 @@ long long count_wrong_vector_add(long long n, Launch launch, unsigned seed = 123
                                     [&](long long i) { return (long long)a[i] + (long long)b[i]; });
 }
 
-// The document's data, a[i] = -i and b[i] = i*i, checked against the closed
+// The original's data, a[i] = -i and b[i] = i*i, checked against the closed
 // form i*i - i: at N = 2^24, i*i reaches 2^48, far past the 32-bit range.
 template <typename Launch>
 long long count_wrong_document_data(long long n, Launch launch) {
