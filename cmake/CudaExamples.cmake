@@ -7,9 +7,10 @@
 #       runs the program once at a small size (label gpu; exit 77 = skipped)
 #       and, unless NO_SANITIZE, under each compute-sanitizer tool (label sanitize).
 #       CPU: the program needs no GPU (MM-CPU): label cpu, no sanitizer runs
-#   add_usage_test(NAME TEST EXIT CODE MATCH regex ARGS arg...)
+#   add_usage_test(NAME TEST EXIT CODE MATCH regex ARGS arg... [CHAPTER chNN])
 #       runs the program with a bad command line; it must exit with CODE and
-#       print something matching regex (label cpu; needs no GPU)
+#       print something matching regex (label cpu; needs no GPU). Each program's
+#       --help and a bad flag are registered from programs.json (tests/CMakeLists.txt)
 #   add_gpu_test(NAME SOURCE [PROGRAM prog] [LIBS lib...])   GoogleTest binary, label gpu
 #   add_cpu_test(NAME SOURCE [PROGRAM prog] [LIBS lib...])   GoogleTest binary, label cpu
 #
@@ -49,6 +50,8 @@ function(add_example name source)
   target_link_libraries(${name} PRIVATE cuda_examples_common ${ARG_LIBS})
   add_dependencies(programs ${name})
   _cuda_examples_chapter(ch)
+  # Read by tests/CMakeLists.txt: every program built must be in programs.json.
+  set_property(GLOBAL APPEND PROPERTY CUDA_EXAMPLES_PROGRAMS "${name}")
   if(CUDA_EXAMPLES_STANDALONE_TESTS AND BUILD_TESTING)
     add_test(NAME ${ch}.${name}.standalone
       COMMAND "${CMAKE_COMMAND}"
@@ -93,11 +96,14 @@ function(add_example_run name)
 endfunction()
 
 function(add_usage_test name test)
-  cmake_parse_arguments(ARG "" "EXIT;MATCH" "ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "" "EXIT;MATCH;CHAPTER" "ARGS" ${ARGN})
   if(NOT BUILD_TESTING)
     return()
   endif()
   _cuda_examples_chapter(ch)
+  if(ARG_CHAPTER)
+    set(ch ${ARG_CHAPTER})
+  endif()
   string(REPLACE ";" "|" _args "${ARG_ARGS}")
   add_test(NAME ${ch}.${name}.usage.${test}
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${name}>" "-DARGS=${_args}"

@@ -35,56 +35,31 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Every program of the tour: chapter, folder, program, what it teaches, default
-# arguments, --quick arguments, and whether it needs a GPU.
-PROGRAMS = [
-    (2, "ch02_vector_add", "VA-GPU-11", "one thread does all", [], ["--n", "2^16"], True),
-    (2, "ch02_vector_add", "VA-GPU-N1", "blocks of one thread", [], ["--n", "2^16"], True),
-    (2, "ch02_vector_add", "VA-GPU-NN", "blocks x threads, grid-stride", [], ["--n", "2^22"], True),
-    (2, "ch02_vector_add", "VA-GPU-NN", "a grid that fills the GPU", ["--blocks", "auto"],
-     ["--blocks", "auto", "--n", "2^22"], True),
-    (3, "ch03_dot_product", "Dot-GM", "products in global memory, CPU sums", [], ["--n", "2^22"], True),
-    (3, "ch03_dot_product", "Dot-SM", "shared-memory reduction, 32 blocks", [], ["--n", "2^22"], True),
-    (3, "ch03_dot_product", "Dot-SM", "the same without the 32-block cap", ["--blocks", "uncapped"],
-     ["--blocks", "uncapped", "--n", "2^22"], True),
-    (3, "ch03_dot_product", "Dot-SM-Warp", "warp shuffles, sum on the GPU; CUB", [], ["--n", "2^22"], True),
-    (3, "ch03_dot_product", "reduction", "divergence and memory choice", [], ["--n", "2^22"], True),
-    (3, "ch03_dot_product", "stencil_1d", "a halo in shared memory", [], ["--n", "2^20"], True),
-    (4, "ch04_matmul", "MM-CPU", "the triple loop on one CPU core", [], ["--width", "256"], False),
-    (4, "ch04_matmul", "MM-GPU-GM", "one thread per output element", [], ["--width", "256"], True),
-    (4, "ch04_matmul", "MM-GPU-GM", "the sum kept in global memory", ["--accumulate", "global"],
-     ["--accumulate", "global", "--width", "256"], True),
-    (4, "ch04_matmul", "MM-GPU-SM", "tiles staged in shared memory", [], ["--width", "256"], True),
-    (4, "ch04_matmul", "MM-GPU-RT", "a tile of outputs per thread", [], ["--width", "256"], True),
-    (4, "ch04_matmul", "MM-cuBLAS", "the vendor library (FP32)", [], ["--width", "256"], True),
-    (4, "ch04_matmul", "MM-GPU-SM", "tiles, at Width 4096", ["--width", "4096", "--init", "random"],
-     ["--width", "512", "--init", "random"], True),
-    (4, "ch04_matmul", "MM-GPU-RT", "register tiling, at Width 4096", ["--width", "4096", "--init", "random"],
-     ["--width", "512", "--init", "random"], True),
-    (4, "ch04_matmul", "MM-cuBLAS", "cuBLAS, at Width 4096", ["--width", "4096", "--init", "random"],
-     ["--width", "512", "--init", "random"], True),
-    (5, "ch05_raytrace", "ray_noconst", "spheres in global memory", ["--output", "{results}/ray_noconst.png"],
-     ["--dim", "256", "--output", "{results}/ray_noconst.png"], True),
-    (5, "ch05_raytrace", "ray", "spheres in constant memory", ["--output", "{results}/ray.png"],
-     ["--dim", "256", "--output", "{results}/ray.png"], True),
-    (5, "ch05_raytrace", "visible_spheres", "a boolean hit map, as ASCII", ["--quiet"], ["--quiet"], True),
-    (6, "ch06_streams", "pinned_vs_pageable", "pinned vs pageable copies", ["--sweep", "--max-mb", "256"],
-     ["--mb", "16"], True),
-    (6, "ch06_streams", "streams", "overlapping copies and kernels", [], ["--n", "2^22"], True),
-]
+def load_programs():
+    """Every run of the tour, from programs.json (the one list of the programs): chapter,
+    folder, program, what it teaches, default arguments, --quick arguments, needs a GPU."""
+    with open(os.path.join(ROOT, "programs.json")) as f:
+        manifest = json.load(f)
+    folders = {c["chapter"]: c["folder"] for c in manifest["chapters"]}
+    runs = []
+    for p in manifest["programs"]:
+        for r in p["runs"]:
+            runs.append((p["chapter"], folders[p["chapter"]], p["name"], r.get("teaches", p["teaches"]),
+                         r["args"], r["quick"], p["gpu"]))
+    return runs
 
-# Figures published in the source documents (Tesla C2075), and which of our
-# measurements compares with each: (label, their ms, their speedup over the CPU,
-# program, variant, size, which of our times). The documents timed allocation +
-# copies + kernel together, so our end-to-end time is the comparable one.
-DOCUMENT_FIGURES = [
-    ("MM-CPU, Width 1024", 40504.82, None, "MM-CPU", None, {"width": 1024}, "median"),
-    ("MM-GPU-GM, Width 1024", 52.46, 772, "MM-GPU-GM", "register-sum", {"width": 1024}, "end_to_end_ms"),
-    ("MM-GPU-SM, Width 1024", 24.34, 1664, "MM-GPU-SM", "tiled", {"width": 1024}, "end_to_end_ms"),
-    ("ray_noconst, 20 spheres, 1024 x 1024", 6.76, None, "ray_noconst", "global", {"dim": 1024, "spheres": 20},
-     "end_to_end_ms"),
-    ("ray (constant memory)", 6.28, None, "ray", "constant", {"dim": 1024, "spheres": 20}, "end_to_end_ms"),
-]
+
+def load_published_figures():
+    """The figures the source documents published, from docs/published_figures.json: (label,
+    their ms, their speedup over the CPU, program, variant, size, which of our times)."""
+    with open(os.path.join(ROOT, "docs", "published_figures.json")) as f:
+        figures = json.load(f)["figures"]
+    return [(g["label"], g["ms"], g["speedup_over_cpu"], g["program"], g["variant"], g["size"],
+             g["compare_with"]) for g in figures]
+
+
+PROGRAMS = load_programs()
+DOCUMENT_FIGURES = load_published_figures()
 
 SKIP_VARIANTS = {"timeline", "device", "d2d-copy"}  # d2d-copy: the ceiling, measured once
 
