@@ -17,7 +17,8 @@ protected:
     void SetUp() override {
         std::string why;
         if (!cuda_device_available(&why)) {
-            if (gpu_required()) FAIL() << "no CUDA device (" << why << ") and CUDA_EXAMPLES_REQUIRE_GPU is set";
+            if (gpu_required())
+                FAIL() << "no CUDA device (" << why << ") and CUDA_EXAMPLES_REQUIRE_GPU is set";
             GTEST_SKIP() << "no CUDA device: " << why;
         }
     }

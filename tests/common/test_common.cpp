@@ -10,6 +10,7 @@
 #include "common/args.h"
 #include "common/cpu_bitmap.h"
 #include "common/device_info.h"
+#include "common/random.h"
 #include "common/report.h"
 #include "common/timer.h"
 
@@ -65,19 +66,83 @@ TEST(Args, ReadsOptionsFlagsAndDefaults) {
     args.done();
 }
 
-TEST(ArgsDeathTest, EachBadInputGetsOneMessageAndExitCode2) {
-    EXPECT_EXIT(make_args({"--n", "x"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
-                "prog: error: --n 'x' is not a whole number");
-    EXPECT_EXIT(make_args({"--n", "0"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
-                "must not be zero");
-    EXPECT_EXIT(make_args({"--n", "11"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
-                "too large \\(at most 10\\)");
-    EXPECT_EXIT(make_args({"--n"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2), "needs a value");
-    EXPECT_EXIT(make_args({"--n", "1", "--n", "2"}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
-                "given twice");
-    EXPECT_EXIT(make_args({"--nn", "1"}).done(), ::testing::ExitedWithCode(2), "unknown option '--nn'");
-    EXPECT_EXIT(make_args({"--json=1"}).flag("--json"), ::testing::ExitedWithCode(2), "takes no value");
-    EXPECT_EXIT(make_args({"--help"}), ::testing::ExitedWithCode(0), "");
+// Every program reads its options with Args, so the parser's rules are tested
+// here, once, on a stand-in program; each program's own tests only check its
+// --help, one unknown flag (tests/CMakeLists.txt, from programs.json) and the
+// rules of its own (a range, a file). One row per rule: the command line, the
+// exit code and the message.
+struct CommandLine {
+    const char* name;
+    std::vector<std::string> words;
+    int exit_code;
+    const char* message;  // a regular expression for what goes to stderr
+};
+
+const CommandLine COMMAND_LINES[] = {
+    {"NonNumeric", {"--n", "abc"}, 2, "prog: error: --n 'abc' is not a whole number"},
+    {"NonNumericAfterEquals", {"--n=12x"}, 2, "--n '12x' is not a whole number"},
+    {"Fraction", {"--n", "1.5"}, 2, "is not a whole number"},
+    {"Negative", {"--n", "-5"}, 2, "--n '-5' must not be negative"},
+    {"Zero", {"--n", "0"}, 2, "--n '0' must not be zero"},
+    {"BelowTheMinimum", {"--threads", "16"}, 2, "--threads '16' is too small \\(at least 32\\)"},
+    {"AboveTheMaximum", {"--n", "1001"}, 2, "--n '1001' is too large \\(at most 1000\\)"},
+    {"Overflow", {"--n", "99999999999999999999999"}, 2, "is too large"},
+    {"PowerOutOfRange", {"--n", "2^63"}, 2, "out of range"},
+    {"NotAPowerOfTwo", {"--n", "3^4"}, 2, "out of range"},
+    {"NestedPower", {"--n", "2^2^3"}, 2, "is not a number"},
+    {"MissingValue", {"--n"}, 2, "--n needs a value"},
+    {"EmptyValue", {"--n", ""}, 2, "--n '' is empty"},
+    {"EmptyText", {"--mode="}, 2, "--mode is empty"},
+    {"GivenTwice", {"--n", "1", "--n=2"}, 2, "--n is given twice"},
+    {"FlagGivenTwice", {"--json", "--json"}, 2, "--json is given twice"},
+    {"FlagWithAValue", {"--json=1"}, 2, "--json is a flag and takes no value"},
+    {"UnknownOption", {"--bogus"}, 2, "unknown option '--bogus'"},
+    {"PrefixOfAnOption", {"--thread", "64"}, 2, "unknown option '--thread'"},
+    {"StrayWord", {"64"}, 2, "unknown option '64'"},
+    {"TheUsageFollowsTheError", {"--bogus"}, 2, "usage: prog \\[--n N\\]"},
+    {"Help", {"--n", "abc", "--help"}, 0, ""},  // --help wins, whatever else is there
+};
+
+// What a program does with its command line: read every option, then done().
+static void parse_like_a_program(const std::vector<std::string>& words) {
+    Args args = make_args(words);
+    args.integer("--n", 10, 1, 1000);
+    args.integer("--threads", 256, 32, 1024);
+    args.text("--mode", "fast");
+    args.flag("--json");
+    args.done();
+    std::exit(EXIT_CODE_OK);
+}
+
+class ArgsDeathTest : public ::testing::TestWithParam<CommandLine> {};
+
+TEST_P(ArgsDeathTest, OneMessageAndTheDocumentedExitCode) {
+    const CommandLine& line = GetParam();
+    EXPECT_EXIT(parse_like_a_program(line.words), ::testing::ExitedWithCode(line.exit_code),
+                line.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, ArgsDeathTest, ::testing::ValuesIn(COMMAND_LINES),
+                         [](const ::testing::TestParamInfo<CommandLine>& info) {
+                             return std::string(info.param.name);
+                         });
+
+TEST(Args, GoodCommandLinesParse) {
+    Args args = make_args({"--n=2^9", "--threads", "1024", "--json"});
+    EXPECT_EQ(args.integer("--n", 10, 1, 1000), 512);
+    EXPECT_EQ(args.integer("--threads", 256, 32, 1024), 1024);
+    EXPECT_EQ(args.text("--mode", "fast"), "fast");
+    EXPECT_TRUE(args.flag("--json"));
+    args.done();
+}
+
+TEST(Args, TheProgramNameIsReadFromTheUsage) {
+    char name[] = "./whatever";
+    char* argv[] = {name};
+    Args args(1, argv, "usage: VA-GPU-NN [--n N]\n");
+    EXPECT_STREQ(args.program(), "VA-GPU-NN");
+    Args bare(1, argv, "usage: MM-CPU\n");
+    EXPECT_STREQ(bare.program(), "MM-CPU");
 }
 
 TEST(Args, GivenTellsAnOptionGivenFromOneLeftOut) {
@@ -86,23 +151,46 @@ TEST(Args, GivenTellsAnOptionGivenFromOneLeftOut) {
     EXPECT_TRUE(args.given("--seed"));
     EXPECT_TRUE(args.given("--json"));
     EXPECT_FALSE(args.given("--spheres"));
-    EXPECT_FALSE(args.given("--see"));  // a prefix is not the option
+    EXPECT_FALSE(args.given("--see"));              // a prefix is not the option
     EXPECT_EQ(args.text("--scene", "x"), "a.txt");  // given() consumes nothing
 }
 
 // An empty value used to be taken as "not given", which let --spheres ''
 // slip past the checks that refuse two conflicting options.
-TEST(ArgsDeathTest, AnEmptyValueIsRefusedNotIgnored) {
+TEST(ArgsRulesDeathTest, AnEmptyValueIsRefusedNotIgnored) {
     EXPECT_EXIT(make_args({"--scene", ""}).text("--scene", ""), ::testing::ExitedWithCode(2),
                 "--scene is empty");
-    EXPECT_EXIT(make_args({"--mb="}).text("--mb", "64"), ::testing::ExitedWithCode(2), "--mb is empty");
-    EXPECT_EXIT(make_args({"--n", ""}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2), "empty");
+    EXPECT_EXIT(make_args({"--mb="}).text("--mb", "64"), ::testing::ExitedWithCode(2),
+                "--mb is empty");
+    EXPECT_EXIT(make_args({"--n", ""}).integer("--n", 1, 1, 10), ::testing::ExitedWithCode(2),
+                "empty");
 }
 
-TEST(ArgsDeathTest, ByteCountOverflowIsRefused) {
+TEST(ArgsRulesDeathTest, ByteCountOverflowIsRefused) {
     Args args = make_args({});
     EXPECT_EQ(checked_bytes(args, 1000, 8, 3), 24000u);
     EXPECT_EXIT(checked_bytes(args, 1LL << 62, 8, 3), ::testing::ExitedWithCode(2), "overflows");
+}
+
+TEST(Grid, CeilDivCoversTheLastPartialBlock) {
+    EXPECT_EQ(ceil_div(1, 256), 1);
+    EXPECT_EQ(ceil_div(256, 256), 1);
+    EXPECT_EQ(ceil_div(257, 256), 2);
+    EXPECT_EQ(ceil_div(3000000000LL, 1024), 2929688);
+}
+
+// The published SplitMix64 sequence from seed 1 (tests/ch05_raytrace pins its
+// first output too): the same numbers on every machine and C library.
+TEST(SplitMix64, KnownSequenceAndRanges) {
+    SplitMix64 rng(1);
+    EXPECT_EQ(rng.next(), 0x910A2DEC89025CC1ULL);
+    EXPECT_EQ(rng.next(), 0xBEEB8DA1658EEC67ULL);
+    for (int i = 0; i < 1000; i++) {
+        double u = rng.uniform();
+        EXPECT_GE(u, 0.0);
+        EXPECT_LT(u, 1.0);
+        EXPECT_LT(rng.below(7), 7u);
+    }
 }
 
 // ---- statistics ---------------------------------------------------------------
@@ -122,9 +210,14 @@ TEST(JsonRecord, WritesValidFieldsAndEscapes) {
     JsonRecord inner;
     inner.add("n", 3LL);
     JsonRecord r;
-    r.add("name", "a \"quoted\"\\path\n").add("ok", true).add("x", 1.5).add("bad", NAN).add("size", inner);
-    EXPECT_EQ(r.str(), "{\"name\":\"a \\\"quoted\\\"\\\\path\\n\",\"ok\":true,\"x\":1.5,\"bad\":null,"
-                       "\"size\":{\"n\":3}}");
+    r.add("name", "a \"quoted\"\\path\n")
+        .add("ok", true)
+        .add("x", 1.5)
+        .add("bad", NAN)
+        .add("size", inner);
+    EXPECT_EQ(r.str(),
+              "{\"name\":\"a \\\"quoted\\\"\\\\path\\n\",\"ok\":true,\"x\":1.5,\"bad\":null,"
+              "\"size\":{\"n\":3}}");
 }
 
 TEST(JsonRecord, MeasurementHasTheCoreFields) {
@@ -135,9 +228,10 @@ TEST(JsonRecord, MeasurementHasTheCoreFields) {
     dev.bus_width_bits = 5120;
     TimingStats t = summarize({1.0, 2.0, 3.0});
     std::string s = measurement("P", "kernel", dev, t, 1676.16, NAN, "PASS").str();
-    for (const char* key : {"\"schema\":1", "\"program\":\"P\"", "\"variant\":\"kernel\"", "\"device\":\"Test GPU\"",
-                            "\"cc\":\"9.0\"", "\"median\":2", "\"gbps\":1676.16", "\"gflops\":null",
-                            "\"pct_peak\":50", "\"peak\":\"dram\"", "\"verdict\":\"PASS\""})
+    for (const char* key :
+         {"\"schema\":1", "\"program\":\"P\"", "\"variant\":\"kernel\"", "\"device\":\"Test GPU\"",
+          "\"cc\":\"9.0\"", "\"median\":2", "\"gbps\":1676.16", "\"gflops\":null",
+          "\"pct_peak\":50", "\"peak\":\"dram\"", "\"verdict\":\"PASS\""})
         EXPECT_NE(s.find(key), std::string::npos) << key << " missing in " << s;
 }
 
@@ -195,7 +289,8 @@ TEST(CPUBitmap, PpmSaveReloadRoundTrip) {
     std::string header = "P6\n31 17\n255\n";
     ASSERT_EQ(bytes.substr(0, header.size()), header);
     ASSERT_EQ(bytes.size(), header.size() + 31 * 17 * 3);
-    EXPECT_EQ((unsigned char)bytes[header.size() + 1], (unsigned char)(16 * 29));  // green of (0, 16)
+    EXPECT_EQ((unsigned char)bytes[header.size() + 1],
+              (unsigned char)(16 * 29));  // green of (0, 16)
     CPUBitmap wrong_size(30, 17);
     EXPECT_FALSE(wrong_size.load_ppm(path));
     EXPECT_FALSE(back.load_ppm(::testing::TempDir() + "does-not-exist.ppm"));
@@ -227,7 +322,8 @@ TEST(CPUBitmap, PngSaveReloadRoundTrip) {
     ASSERT_EQ(image.width, 33u);
     ASSERT_EQ(image.height, 9u);
     std::vector<unsigned char> back(PNG_IMAGE_SIZE(image));
-    ASSERT_TRUE(png_image_finish_read(&image, nullptr, back.data(), -33 * 4, nullptr));  // bottom-up
+    ASSERT_TRUE(
+        png_image_finish_read(&image, nullptr, back.data(), -33 * 4, nullptr));  // bottom-up
     EXPECT_EQ(0, std::memcmp(bitmap.get_ptr(), back.data(), back.size()));
 }
 #endif
@@ -281,6 +377,10 @@ TEST(Report, WithoutJsonPrintsNoRecords) {
 }
 
 TEST(ReportDeathTest, UnknownOptionsAreRefusedWhenTheReportIsMade) {
-    EXPECT_EXIT({ Args a = make_args({"--bogus"}); Report r(a, 2); }, ::testing::ExitedWithCode(2),
-                "unknown option '--bogus'");
+    EXPECT_EXIT(
+        {
+            Args a = make_args({"--bogus"});
+            Report r(a, 2);
+        },
+        ::testing::ExitedWithCode(2), "unknown option '--bogus'");
 }
