@@ -32,8 +32,10 @@
 #include "../common/timer.h"
 
 __global__ void fill(float* x, size_t n, float scale) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        x[i] = scale * (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;  // not zeros: zeros run faster
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] = scale * (float)((i * 2654435761u) % 1000) / 1000.0f -
+               0.5f;  // not zeros: zeros run faster
 }
 
 // Adds to *count the number of 32-bit words in which x and y differ.
@@ -83,8 +85,8 @@ int sgemm_entries_wrong(const float* a, const float* b, const float* c, int n, i
         HANDLE_ERROR(cudaMemcpy(column.data(), b + (size_t)j * n, n * sizeof(float),
                                 cudaMemcpyDeviceToHost));
         float gpu = 0;
-        HANDLE_ERROR(cudaMemcpy(&gpu, c + i + (size_t)j * n, sizeof(float),
-                                cudaMemcpyDeviceToHost));
+        HANDLE_ERROR(
+            cudaMemcpy(&gpu, c + i + (size_t)j * n, sizeof(float), cudaMemcpyDeviceToHost));
         double exact = 0, magnitude = 0;
         for (int k = 0; k < n; k++) {
             double product = (double)row[k] * column[k];  // exact: 24 + 24 bits fit in 53
@@ -93,8 +95,8 @@ int sgemm_entries_wrong(const float* a, const float* b, const float* c, int n, i
         }
         if (!(std::fabs(gpu - exact) <= gamma * magnitude)) {
             if (wrong++ == 0)
-                std::printf("  SGEMM check: C(%d,%d) = %.9g, the CPU says %.9g (bound %.3g)\n",
-                            i, j, gpu, exact, gamma * magnitude);
+                std::printf("  SGEMM check: C(%d,%d) = %.9g, the CPU says %.9g (bound %.3g)\n", i,
+                            j, gpu, exact, gamma * magnitude);
         }
     }
     return wrong;
@@ -120,11 +122,19 @@ int main(int argc, char** argv) {
     print_device(dev);
 
     JsonRecord info;
-    info.add("schema", 1).add("program", "ceilings").add("variant", "device").add("device", dev.name)
-        .add("cc", dev.compute_capability()).add("sm_count", dev.sm_count).add("clock_mhz", dev.clock_khz / 1e3)
-        .add("peak_dram_gbs", dev.peak_bandwidth_gbs()).add("peak_fp32_gflops", dev.peak_fp32_gflops())
-        .add("copy_engines", dev.copy_engines).add("driver_version", dev.driver_version)
-        .add("runtime_version", dev.runtime_version).add("memory_gb", dev.total_bytes / 1e9);
+    info.add("schema", 1)
+        .add("program", "ceilings")
+        .add("variant", "device")
+        .add("device", dev.name)
+        .add("cc", dev.compute_capability())
+        .add("sm_count", dev.sm_count)
+        .add("clock_mhz", dev.clock_khz / 1e3)
+        .add("peak_dram_gbs", dev.peak_bandwidth_gbs())
+        .add("peak_fp32_gflops", dev.peak_fp32_gflops())
+        .add("copy_engines", dev.copy_engines)
+        .add("driver_version", dev.driver_version)
+        .add("runtime_version", dev.runtime_version)
+        .add("memory_gb", dev.total_bytes / 1e9);
     print_json(json, info);
 
     // Memory: a device-to-device copy, then every word of it compared.
@@ -134,12 +144,12 @@ int main(int argc, char** argv) {
     fill<<<1024, 256>>>(src, copy_bytes / 4, 1.0f);
     CHECK_LAUNCH();
     HANDLE_ERROR(cudaMemset(dst, 0xFF, copy_bytes));  // poison: a NaN that fill() never writes
-    TimingStats copy = time_gpu([&] {
-        HANDLE_ERROR(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice));
-    }, 20);
+    TimingStats copy = time_gpu(
+        [&] { HANDLE_ERROR(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice)); }, 20);
     unsigned long long copy_wrong = device_words_differ(dst, src, copy_bytes);
     double copy_gbs = 2.0 * copy_bytes / (copy.median_ms * 1e6);
-    print_timing("device-to-device copy", copy, copy_gbs, 100 * copy_gbs / dev.peak_bandwidth_gbs());
+    print_timing("device-to-device copy", copy, copy_gbs,
+                 100 * copy_gbs / dev.peak_bandwidth_gbs());
     const char* copy_result = copy_wrong ? "FAIL" : "PASS";
     print_json(json, measurement("ceilings", "d2d-copy", dev, copy, copy_gbs, NAN, copy_result)
                          .add("bytes", (long long)copy_bytes)
@@ -153,25 +163,25 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaHostAlloc((void**)&received, link_bytes, cudaHostAllocDefault));
     for (size_t i = 0; i < link_bytes; i++) sent[i] = (unsigned char)(1 + i % 251);
     std::memset(received, 0, link_bytes);
-    TimingStats h2d = time_gpu([&] {
-        HANDLE_ERROR(cudaMemcpyAsync(dst, sent, link_bytes, cudaMemcpyHostToDevice));
-    }, 10);
-    TimingStats d2h = time_gpu([&] {
-        HANDLE_ERROR(cudaMemcpyAsync(received, dst, link_bytes, cudaMemcpyDeviceToHost));
-    }, 10);
+    TimingStats h2d = time_gpu(
+        [&] { HANDLE_ERROR(cudaMemcpyAsync(dst, sent, link_bytes, cudaMemcpyHostToDevice)); }, 10);
+    TimingStats d2h = time_gpu(
+        [&] { HANDLE_ERROR(cudaMemcpyAsync(received, dst, link_bytes, cudaMemcpyDeviceToHost)); },
+        10);
     bool link_ok = std::memcmp(sent, received, link_bytes) == 0;
-    double h2d_gbs = link_bytes / (h2d.median_ms * 1e6), d2h_gbs = link_bytes / (d2h.median_ms * 1e6);
+    double h2d_gbs = link_bytes / (h2d.median_ms * 1e6),
+           d2h_gbs = link_bytes / (d2h.median_ms * 1e6);
     print_timing("host-to-device, pinned", h2d, h2d_gbs, NAN);
     print_timing("device-to-host, pinned", d2h, d2h_gbs, NAN);
     // CUDA does not report the link's speed, so these have no peak to be a
     // percentage of (pct_peak and peak are null); the tour compares the
     // programs' copies with these two measurements instead.
     const char* link_result = link_ok ? "PASS" : "FAIL";
-    print_json(json, measurement_against("ceilings", "h2d-pinned", dev, h2d, h2d_gbs, NAN,
-                                         NAN, nullptr, link_result)
+    print_json(json, measurement_against("ceilings", "h2d-pinned", dev, h2d, h2d_gbs, NAN, NAN,
+                                         nullptr, link_result)
                          .add("bytes", (long long)link_bytes));
-    print_json(json, measurement_against("ceilings", "d2h-pinned", dev, d2h, d2h_gbs, NAN,
-                                         NAN, nullptr, link_result)
+    print_json(json, measurement_against("ceilings", "d2h-pinned", dev, d2h, d2h_gbs, NAN, NAN,
+                                         nullptr, link_result)
                          .add("bytes", (long long)link_bytes));
     HANDLE_ERROR(cudaFreeHost(sent));
     HANDLE_ERROR(cudaFreeHost(received));
@@ -191,20 +201,25 @@ int main(int argc, char** argv) {
     HANDLE_CUBLAS(cublasCreate(&handle));
     HANDLE_CUBLAS(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
     const float one = 1.0f, zero = 0.0f;
-    TimingStats gemm = time_gpu([&] {
-        HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n));
-    }, quick ? 5 : 10);
+    TimingStats gemm = time_gpu(
+        [&] {
+            HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
+                                      &zero, c, n));
+        },
+        quick ? 5 : 10);
     const int samples = 16;
     int gemm_wrong = sgemm_entries_wrong(a, b, c, n, samples);
     double gemm_gflops = 2.0 * n * n * (double)n / (gemm.median_ms * 1e6);
-    std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)  %8.1f GFLOP/s = %5.1f%% of peak\n",
-                "cuBLAS SGEMM (FP32)", gemm.median_ms, gemm.min_ms, gemm.max_ms, gemm.repeats, gemm_gflops,
-                100 * gemm_gflops / dev.peak_fp32_gflops());
+    std::printf(
+        "  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)  %8.1f GFLOP/s = %5.1f%% of peak\n",
+        "cuBLAS SGEMM (FP32)", gemm.median_ms, gemm.min_ms, gemm.max_ms, gemm.repeats, gemm_gflops,
+        100 * gemm_gflops / dev.peak_fp32_gflops());
     JsonRecord size;
     size.add("n", n);
     const char* gemm_result = gemm_wrong ? "FAIL" : "PASS";
     print_json(json, measurement("ceilings", "sgemm-fp32", dev, gemm, NAN, gemm_gflops, gemm_result)
-                         .add("size", size).add("entries_checked", samples)
+                         .add("size", size)
+                         .add("entries_checked", samples)
                          .add("entries_wrong", gemm_wrong));
 
     HANDLE_CUBLAS(cublasDestroy(handle));
