@@ -5,7 +5,7 @@ For each scene (20, 200 and 2048 spheres, each also with --divergent reads)
 the two programs run alternately, several rounds, on the same image size, so
 that clocks and temperature treat them alike. Each run reports its kernel-only
 median over many launches and its end-to-end time (allocation + copies +
-kernel, as the document timed it); this script prints them side by side with
+kernel, as the original timed it); this script prints them side by side with
 the const/global ratio of every round.
 
   python3 ch05_raytrace/compare.py [--build build] [--rounds 3] [--repeats 200]

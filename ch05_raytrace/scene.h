@@ -1,18 +1,24 @@
-// scene.h -- what ray_noconst.cu and ray.cu share: the Sphere, the scenes, and
-// the CPU reference they are checked against (chapter 5).
+// scene.h -- what ray_noconst.cu and ray.cu share (chapter 5): the Sphere, the scenes,
+// the CPU reference they are checked against, and the run around their kernels.
 //
 // Both programs include this file, so the only difference left between them
-// is the one the chapter is about: where the spheres live on the GPU.
+// is the one the chapter is about: where the spheres live on the GPU
+// (`diff ray_noconst.cu ray.cu`).
+// Source: "CUDA by Example" (Sanders and Kandrot, 2010), chapter 6: the ray tracer and its
+// scene; "GPU Programming" (CSInParallel, 2012), chapter 5: the times to compare with.
 //
 //   Sphere                 colour, radius, centre, and the __device__ hit test
-//   random_scene(seed, n)  the document's scene: n random spheres in a 1000^3
+//   random_scene(seed, n)  the original's scene: n random spheres in a 1000^3
 //                          cube centred on the origin, the same for a seed on
-//                          every machine (our own generator, not rand())
+//                          every machine (SplitMix64, not rand())
 //   parse_scene(...)       a scene from text, one sphere per line:
 //                              x y z radius r g b      # a comment
 //   load_scene_file(...)   the same from a file (a regular file of at most 1 MB)
 //   render_reference(...)  the image computed on the CPU, in double precision
 //   max_unsure_pixels(dim) how many pixels of it may be too close to call
+//   SceneRun               the programs' run: their options (read_scene_options), the
+//                          scene and its reference (prepare_scene), what they print
+//                          (describe_run, report_times) and their verdict (image_verdict)
 #pragma once
 
 #include <sys/stat.h>
@@ -25,14 +31,15 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include "../common/random.h"
 
 // "No hit": a depth further away than anything in any scene.
 const float INF = 2e10f;
 
 struct Sphere {
-    float r, g, b;     // colour, each 0..1
+    float r, g, b;  // colour, each 0..1
     float radius;
-    float x, y, z;     // centre
+    float x, y, z;  // centre
 
     // The camera looks down the z axis from far away, and the ray of pixel
     // (ox, oy) runs parallel to it. If that ray meets this sphere, return the
@@ -55,39 +62,32 @@ struct Sphere {
 // number of spheres is capped at compile time. Both programs share the cap,
 // so that they always render the same scenes.
 const int MAX_SPHERES = 2048;
-static_assert(sizeof(Sphere) * MAX_SPHERES <= 64 * 1024, "the spheres must fit in 64 KB of constant memory");
+static_assert(sizeof(Sphere) * MAX_SPHERES <= 64 * 1024,
+              "the spheres must fit in 64 KB of constant memory");
 
 // The largest coordinate or radius a scene file may hold.
 const double SCENE_LIMIT = 100000.0;
 
 // ---- random scenes -------------------------------------------------------------
-// rand() differs between C libraries; SplitMix64 is a few lines and gives the
-// same numbers everywhere, so a seed names one scene on every machine.
-struct SceneRandom {
-    uint64_t state;
-    explicit SceneRandom(uint64_t seed) : state(seed) {}
-    uint64_t next() {
-        uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
-    // A float in [0, scale): 24 random bits, exactly representable.
-    float rnd(float scale) { return scale * (float)(next() >> 40) * (1.0f / 16777216.0f); }
-};
+// rand() differs between C libraries; SplitMix64 gives the same numbers
+// everywhere, so a seed names one scene on every machine.
+// A float in [0, scale): the top 24 random bits, exactly representable.
+inline float random_float(SplitMix64& random, float scale) {
+    return scale * (float)(random.next() >> 40) * (1.0f / 16777216.0f);
+}
 
-// The document's scene: colours in [0,1), centres in [-500,500)^3, radii in [20,120).
+// The original's scene: colours in [0,1), centres in [-500,500)^3, radii in [20,120).
 inline std::vector<Sphere> random_scene(uint64_t seed, int count) {
-    SceneRandom random(seed);
+    SplitMix64 random(seed);
     std::vector<Sphere> spheres(count);
     for (Sphere& s : spheres) {
-        s.r = random.rnd(1.0f);
-        s.g = random.rnd(1.0f);
-        s.b = random.rnd(1.0f);
-        s.x = random.rnd(1000.0f) - 500;
-        s.y = random.rnd(1000.0f) - 500;
-        s.z = random.rnd(1000.0f) - 500;
-        s.radius = random.rnd(100.0f) + 20;
+        s.r = random_float(random, 1.0f);
+        s.g = random_float(random, 1.0f);
+        s.b = random_float(random, 1.0f);
+        s.x = random_float(random, 1000.0f) - 500;
+        s.y = random_float(random, 1000.0f) - 500;
+        s.z = random_float(random, 1000.0f) - 500;
+        s.radius = random_float(random, 100.0f) + 20;
     }
     return spheres;
 }
@@ -149,7 +149,8 @@ inline bool parse_scene(const std::string& text, const std::string& name,
                 if (!word.empty()) words.push_back(word);
                 word.clear();
             } else if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7F) {
-                *error = where + "unexpected character (byte " + std::to_string((unsigned char)c) + ")";
+                *error =
+                    where + "unexpected character (byte " + std::to_string((unsigned char)c) + ")";
                 spheres->clear();
                 return false;
             } else {
@@ -160,7 +161,8 @@ inline bool parse_scene(const std::string& text, const std::string& name,
         if (words.empty()) continue;
 
         if (words.size() != 7) {
-            *error = where + "expected 7 numbers (x y z radius r g b), found " + std::to_string(words.size());
+            *error = where + "expected 7 numbers (x y z radius r g b), found " +
+                     std::to_string(words.size());
             spheres->clear();
             return false;
         }
@@ -194,8 +196,8 @@ inline bool parse_scene(const std::string& text, const std::string& name,
                 range = "0 to 1";
             }
             if (!ok) {
-                *error = where + labels[i] + " " + shown(words[i]) + " is out of range (" + range +
-                         ")";
+                *error =
+                    where + labels[i] + " " + shown(words[i]) + " is out of range (" + range + ")";
                 spheres->clear();
                 return false;
             }
@@ -226,10 +228,10 @@ inline bool load_scene_file(const std::string& path, std::vector<Sphere>* sphere
         return false;
     }
     if (!S_ISREG(info.st_mode)) {
-        *error = path + ": cannot read the scene file: " +
-                 (S_ISDIR(info.st_mode)
-                      ? "it is a directory"
-                      : "it is not a regular file (a device, a pipe or a socket)");
+        *error =
+            path + ": cannot read the scene file: " +
+            (S_ISDIR(info.st_mode) ? "it is a directory"
+                                   : "it is not a regular file (a device, a pipe or a socket)");
         return false;
     }
     std::string too_large = path + ": the scene file is too large (at most " +
@@ -278,8 +280,8 @@ inline bool load_scene_file(const std::string& path, std::vector<Sphere>* sphere
 // kernel truncates colour * n * 255 to an integer, and float and double can
 // land on either side of a whole number.
 struct ReferenceImage {
-    std::vector<unsigned char> rgba;   // dim * dim * 4, row 0 at the bottom
-    std::vector<unsigned char> unsure; // dim * dim, 1 where float may differ
+    std::vector<unsigned char> rgba;    // dim * dim * 4, row 0 at the bottom
+    std::vector<unsigned char> unsure;  // dim * dim, 1 where float may differ
     long long unsure_count = 0;
 };
 
@@ -291,8 +293,10 @@ inline ReferenceImage render_reference(const std::vector<Sphere>& spheres, int d
     for (int py = 0; py < dim; ++py) {
         double oy = py - dim / 2;
         row_spheres.clear();
-        for (size_t i = 0; i < spheres.size(); ++i)  // 1.001: comfortably wider than the rim check below
-            if (std::fabs(oy - spheres[i].y) <= 1.001 * spheres[i].radius) row_spheres.push_back((int)i);
+        for (size_t i = 0; i < spheres.size();
+             ++i)  // 1.001: comfortably wider than the rim check below
+            if (std::fabs(oy - spheres[i].y) <= 1.001 * spheres[i].radius)
+                row_spheres.push_back((int)i);
         for (int px = 0; px < dim; ++px) {
             double ox = px - dim / 2;
             int nearest = -1;
@@ -306,7 +310,7 @@ inline ReferenceImage render_reference(const std::vector<Sphere>& spheres, int d
                 double inside = rr - (dx * dx + dy * dy);
                 if (std::fabs(inside) <= 1e-5 * rr) unsure = true;  // on the rim
                 if (inside <= 0) continue;
-                double front = std::sqrt(inside);            // height of the surface above the centre
+                double front = std::sqrt(inside);  // height of the surface above the centre
                 double depth = s.z + front;
                 // How far float may move this depth: rounding of z + front,
                 // and of the square root of a difference that may be small.
@@ -338,10 +342,12 @@ inline ReferenceImage render_reference(const std::vector<Sphere>& spheres, int d
 // more cannot be checked, because any image would pass: two spheres in the
 // same place make every pixel of their disc a tie in depth. The programs
 // refuse such a scene. Random scenes stay well below: 8 of 1048576 pixels for
-// the document's 20 spheres. 2048 spheres overlap so much that about 0.1% are
+// the original's 20 spheres. 2048 spheres overlap so much that about 0.1% are
 // unsure (seed 1 at 128 x 128: 21 pixels, 0.13%), which is why the limit is 1%
 // and not the 0.1% the GPU tests allow for their own scenes.
-inline long long max_unsure_pixels(int dim) { return (long long)dim * dim / 100 + 4; }
+inline long long max_unsure_pixels(int dim) {
+    return (long long)dim * dim / 100 + 4;
+}
 
 // Counts the pixels of `gpu` that differ from the reference by more than one
 // step in any channel (or whose alpha is not 255), skipping the unsure ones.
@@ -353,8 +359,155 @@ inline long long count_bad_pixels(const unsigned char* gpu, const ReferenceImage
     for (long long i = 0; i < (long long)dim * dim; ++i) {
         if (ref.unsure[i]) continue;
         bool ok = gpu[4 * i + 3] == 255;
-        for (int c = 0; c < 3; ++c) ok = ok && std::abs((int)gpu[4 * i + c] - (int)ref.rgba[4 * i + c]) <= 1;
+        for (int c = 0; c < 3; ++c)
+            ok = ok && std::abs((int)gpu[4 * i + c] - (int)ref.rgba[4 * i + c]) <= 1;
         if (!ok && bad++ == 0) *first_bad = i;
     }
     return bad;
 }
+
+// ---- the programs' run -----------------------------------------------------------
+// What ray_noconst.cu and ray.cu do around their kernels, written once. Compiled by
+// nvcc only: the fuzz target (tests/ch05_raytrace) builds the parser above with a plain
+// C++ compiler, which has no CUDA runtime.
+#ifdef __CUDACC__
+#include <climits>
+#include "../common/args.h"
+#include "../common/cpu_bitmap.h"
+#include "../common/report.h"
+
+// The options the two programs share (their USAGE lists them), and what follows.
+struct SceneRun {
+    std::string scene_path;  // --scene FILE; empty: a random scene
+    long long seed = 1;      // --seed
+    long long random_count;  // --spheres
+    int dim = 1024;          // --dim: the image is dim x dim pixels
+    std::string output;      // --output FILE
+    bool divergent = false;  // --divergent
+    std::string variant;     // the JSON record's: "global" or "constant", "-divergent"
+    std::vector<Sphere> spheres;
+    ReferenceImage reference;  // the CPU's image, computed before any GPU is needed
+    double cpu_ms = 0;         // how long it took
+
+    int count() const { return (int)spheres.size(); }
+    size_t image_bytes() const { return (size_t)dim * dim * 4; }
+    // On the host: the image, and the reference's image and unsure map.
+    size_t host_bytes() const { return 2 * image_bytes() + image_bytes() / 4; }
+};
+
+// Reads --scene, --spheres, --seed, --dim, --output and --divergent. The caller
+// reads its own options next (Report: --repeats, --json), then prepare_scene().
+inline SceneRun read_scene_options(Args& args) {
+    // The scene comes from a file or is drawn at random, never both. given()
+    // asks whether an option is on the command line at all: an empty value
+    // (--spheres '') is refused by text() and integer(), never taken as absent.
+    if (args.given("--scene") && (args.given("--spheres") || args.given("--seed")))
+        args.fail("--scene takes its spheres from the file; leave out --spheres and --seed");
+    SceneRun run;
+    run.scene_path = args.text("--scene", "");
+    run.random_count = args.integer("--spheres", 20, 0, LLONG_MAX);  // checked in prepare_scene
+    run.seed = args.integer("--seed", 1, 0, 1LL << 62);
+    run.dim = (int)args.integer("--dim", 1024, 1, 16384);
+    run.output = args.text("--output", "");
+    run.divergent = args.flag("--divergent");
+    return run;
+}
+
+// Everything that can be refused is refused here, with exit 2 and before any GPU
+// is looked for: too many spheres, an --output that cannot be written, a bad
+// scene file, a host too small, and a scene whose image could not be checked.
+// Then the scene, and its CPU reference (timed).
+inline void prepare_scene(Args& args, SceneRun* run) {
+    if (run->random_count > MAX_SPHERES)
+        args.fail("--spheres " + std::to_string(run->random_count) + " is too many: at most " +
+                  std::to_string(MAX_SPHERES) +
+                  " (ray.cu keeps them in 64 KB of constant memory, 28 bytes each)");
+    // The image file is checked now, not after the GPU work: a name that
+    // cannot be written is a usage error.
+    std::string why;
+    if (args.given("--output") && !CPUBitmap::check_output_path(run->output, &why))
+        args.fail("--output " + run->output + ": " + why);
+    if (!run->scene_path.empty()) {
+        std::string error;
+        if (!load_scene_file(run->scene_path, &run->spheres, &error)) {
+            std::fprintf(stderr, "%s: error: %s\n", args.program(), error.c_str());
+            std::exit(EXIT_CODE_USAGE);
+        }
+    } else {
+        run->spheres = random_scene((uint64_t)run->seed, (int)run->random_count);
+    }
+    check_fits_on_host(args, run->host_bytes());
+
+    // The CPU reference, computed without Sphere::hit, and before the GPU:
+    // a scene that cannot be checked is refused like any other bad input.
+    HostTimer cpu_timer;
+    run->reference = render_reference(run->spheres, run->dim);
+    run->cpu_ms = cpu_timer.stop_ms();
+    long long pixels = (long long)run->dim * run->dim;
+    if (run->reference.unsure_count > max_unsure_pixels(run->dim)) {
+        std::fprintf(stderr,
+                     "%s: error: %lld of %lld pixels are too close to call in float (at most "
+                     "%lld may be), so the image could not be checked; do two spheres lie in "
+                     "the same place?\n",
+                     args.program(), run->reference.unsure_count, pixels,
+                     max_unsure_pixels(run->dim));
+        std::exit(EXIT_CODE_USAGE);
+    }
+}
+
+// After report.start(): prints what runs, and names it in the JSON records:
+// the size, the launch (whole blocks of block_side x block_side threads over the
+// image) and the variant, `memory` ("global", "constant") where the spheres live.
+inline void describe_run(Report& report, const Args& args, SceneRun* run, const char* memory,
+                         int block_side) {
+    run->variant = std::string(memory) + (run->divergent ? "-divergent" : "");
+    std::string scene =
+        run->scene_path.empty() ? "seed " + std::to_string(run->seed) : run->scene_path;
+    std::printf("%s: %d spheres in %s memory (%s), %d x %d pixels, %d x %d threads per block%s\n",
+                args.program(), run->count(), memory, scene.c_str(), run->dim, run->dim, block_side,
+                block_side, run->divergent ? ", divergent reads" : "");
+    report.size("dim", run->dim).size("spheres", run->count());
+    if (run->scene_path.empty()) report.size("seed", run->seed);
+    long long blocks_per_side = ceil_div(run->dim, block_side);
+    report.launch(blocks_per_side * blocks_per_side, block_side * block_side);
+}
+
+// The original's end-to-end times: 20 spheres, 1024 x 1024, on a Tesla C2075.
+inline double original_end_to_end_ms(const std::string& variant) {
+    return variant == "constant" ? 6.28 : 6.76;
+}
+
+// Prints the times, and keeps them in the JSON record: the kernel alone is the
+// record's time_ms; end to end and the CPU reference are extra fields.
+inline void report_times(Report& report, const SceneRun& run, const TimingStats& end_to_end,
+                         const TimingStats& kernel_only) {
+    std::printf(
+        "  end to end (malloc + copies + kernel), the original's %.2f ms on a Tesla C2075:\n",
+        original_end_to_end_ms(run.variant));
+    std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)\n", "end to end",
+                end_to_end.median_ms, end_to_end.min_ms, end_to_end.max_ms, end_to_end.repeats);
+    report.record(run.variant.c_str(), "kernel only", kernel_only, NAN, NAN, NAN, nullptr);
+    report.extra("scene", run.scene_path.empty() ? "random" : run.scene_path.c_str());
+    report.extra("end_to_end_ms", end_to_end.median_ms);
+    report.extra("end_to_end_min_ms", end_to_end.min_ms);
+    report.extra("end_to_end_max_ms", end_to_end.max_ms);
+    std::printf(
+        "  CPU reference: %.1f ms; %lld of %lld pixels too close to call in float "
+        "(skipped)\n",
+        run.cpu_ms, run.reference.unsure_count, (long long)run.dim * run.dim);
+    report.extra("cpu_ms", run.cpu_ms);
+}
+
+// The check: the GPU's image against the CPU reference. Prints the JSON records
+// and the verdict line; returns the exit code.
+inline int image_verdict(Report& report, const SceneRun& run, const CPUBitmap& bitmap) {
+    long long first_bad;
+    long long bad = count_bad_pixels(bitmap.get_ptr(), run.reference, run.dim, &first_bad);
+    if (bad)
+        return report.verdict(false,
+                              "%lld pixels differ from the CPU reference, first at (%lld, %lld)",
+                              bad, first_bad % run.dim, first_bad / run.dim);
+    return report.verdict(true, "all %lld pixels match the CPU reference within 1 step",
+                          (long long)run.dim * run.dim - run.reference.unsure_count);
+}
+#endif  // __CUDACC__

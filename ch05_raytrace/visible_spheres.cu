@@ -1,4 +1,5 @@
-// visible_spheres.cu -- which pixels see a sphere at all? A ray caster drawn in ASCII (chapter 5).
+// visible_spheres.cu -- which pixels see a sphere at all? A ray caster drawn in ASCII
+// (chapter 5).
 //
 // The smallest ray tracer: no colours, no shading, only a yes/no per pixel.
 // Up to 500 spheres sit in constant memory; one thread per pixel walks
@@ -6,6 +7,7 @@
 // when it met any. The host prints the map as text: 'x' where a sphere is
 // visible, ' ' where the ray escapes. Small enough to read in one sitting,
 // and it needs no window.
+// Source: "Memory Hierarchy" (a GPU course's notes, about 2014), its closing ray caster.
 //
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o visible_spheres visible_spheres.cu
@@ -22,11 +24,12 @@
 #include "../common/args.h"
 #include "../common/device_info.h"
 #include "../common/handle_error.h"
+#include "../common/random.h"
 #include "../common/report.h"
 #include "../common/timer.h"
 
 const int MAX_VISIBLE_SPHERES = 500;  // 500 x 16 bytes = 8 KB of constant memory
-const int TILE = 16;                  // 16 x 16 threads per block
+const int BLOCK_SIDE = 16;            // 16 x 16 threads per block
 const float NO_HIT = -2e10f;
 
 // Only a centre and a radius: this program needs no colour.
@@ -38,7 +41,8 @@ struct Ball {
     __device__ float hit(float ox, float oy) const {
         float dx = ox - x;
         float dy = oy - y;
-        if (dx * dx + dy * dy < radius * radius) return sqrtf(radius * radius - dx * dx - dy * dy) + z;
+        if (dx * dx + dy * dy < radius * radius)
+            return sqrtf(radius * radius - dx * dx - dy * dy) + z;
         return NO_HIT;
     }
 };
@@ -66,8 +70,8 @@ __global__ void raytrace(bool* visible, int count, int dim) {
 void cast_visible(const std::vector<Ball>& scene, bool* dev_visible, int dim) {
     if (!scene.empty())
         HANDLE_ERROR(cudaMemcpyToSymbol(balls, scene.data(), sizeof(Ball) * scene.size()));
-    dim3 blocks((dim + TILE - 1) / TILE, (dim + TILE - 1) / TILE);
-    dim3 threads(TILE, TILE);
+    dim3 blocks(ceil_div(dim, BLOCK_SIDE), ceil_div(dim, BLOCK_SIDE));
+    dim3 threads(BLOCK_SIDE, BLOCK_SIDE);
     raytrace<<<blocks, threads>>>(dev_visible, (int)scene.size(), dim);
     CHECK_LAUNCH();
 }
@@ -87,13 +91,10 @@ void poison_balls(int dim) {
 // Centres in [-dim/2, dim/2)^3, radii in [2, 2 + dim/10).
 std::vector<Ball> random_balls(uint64_t seed, int count, int dim) {
     std::vector<Ball> scene(count);
-    uint64_t state = seed;
-    auto rnd = [&state](float scale) {
-        uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
-        return scale * (float)(z >> 40) * (1.0f / 16777216.0f);
+    SplitMix64 random(seed);
+    // A float in [0, scale): the top 24 random bits, exactly representable.
+    auto rnd = [&random](float scale) {
+        return scale * (float)(random.next() >> 40) * (1.0f / 16777216.0f);
     };
     for (Ball& b : scene) {
         b.x = rnd((float)dim) - dim / 2.0f;
@@ -117,12 +118,23 @@ std::vector<unsigned char> visible_on_cpu(const std::vector<Ball>& scene, int di
             for (const Ball& b : scene) {
                 double rr = (double)b.radius * b.radius;
                 double d2 = (ox - b.x) * (ox - b.x) + (oy - b.y) * (oy - b.y);
-                if (std::fabs(rr - d2) <= 1e-5 * rr) rim = true;
-                else if (d2 < rr) inside = true;
+                if (std::fabs(rr - d2) <= 1e-5 * rr)
+                    rim = true;
+                else if (d2 < rr)
+                    inside = true;
             }
             map[(size_t)py * dim + px] = inside ? 1 : (rim ? 2 : 0);
         }
     return map;
+}
+
+// The map as text, row dim-1 first: the top of the picture is the largest y,
+// as in a window. 'x' where a sphere is visible.
+void print_map(const std::vector<unsigned char>& visible, int dim) {
+    for (int y = dim - 1; y >= 0; y--) {
+        for (int x = 0; x < dim; x++) std::putchar(visible[(size_t)y * dim + x] == 1 ? 'x' : ' ');
+        std::putchar('\n');
+    }
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
@@ -136,75 +148,57 @@ const char* USAGE =
     "  --json        also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "visible_spheres", USAGE);
+    Args args(argc, argv, USAGE);
     long long count = args.integer("--spheres", 40, 0, LLONG_MAX);  // at most 500, below
     long long seed = args.integer("--seed", 1, 0, 1LL << 62);
     int dim = (int)args.integer("--dim", 64, 1, 1024);
     bool quiet = args.flag("--quiet");
-    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
-    // The document quietly cut a larger request down to 500; we refuse it.
+    Report report(args, 20);  // --repeats, --json
+    // The original quietly cut a larger request down to 500; we refuse it.
     if (count > MAX_VISIBLE_SPHERES)
         args.fail("--spheres " + std::to_string(count) + " is too many: at most " +
                   std::to_string(MAX_VISIBLE_SPHERES) + " fit in the constant-memory array");
-
     size_t map_bytes = (size_t)dim * dim * sizeof(bool);
-    check_fits_on_host(args, 2 * map_bytes);  // the GPU's map and the CPU's
-
-    DeviceInfo dev = require_device("visible_spheres");
-    print_device(dev);
+    check_fits_on_host(args, 2 * map_bytes);  // the GPU's map and the CPU's, before the GPU
+    report.start(map_bytes, 2 * map_bytes);
+    report.size("dim", dim).size("spheres", count).size("seed", seed);
+    report.launch(ceil_div(dim, BLOCK_SIDE) * ceil_div(dim, BLOCK_SIDE), BLOCK_SIDE * BLOCK_SIDE);
     std::vector<Ball> scene = random_balls((uint64_t)seed, (int)count, dim);
     poison_balls(dim);
 
-    HostTimer end_to_end_timer;
+    HostTimer end_to_end;
     bool* dev_visible;
     HANDLE_ERROR(cudaMalloc((void**)&dev_visible, map_bytes));
-    HANDLE_ERROR(cudaMemset(dev_visible, 0xFF, map_bytes));  // poison: neither false (0) nor true (1)
+    HANDLE_ERROR(cudaMemset(dev_visible, 0xFF, map_bytes));  // poison: neither false nor true
     cast_visible(scene, dev_visible, dim);
     std::vector<unsigned char> gpu(map_bytes);  // bytes, to see the poison if a pixel is missed
     HANDLE_ERROR(cudaMemcpy(gpu.data(), dev_visible, map_bytes, cudaMemcpyDeviceToHost));
-    double end_to_end_ms = end_to_end_timer.stop_ms();
+    double end_to_end_ms = end_to_end.stop_ms();
+    TimingStats kernel = time_gpu([&] { cast_visible(scene, dev_visible, dim); }, report.repeats());
+    HANDLE_ERROR(cudaFree(dev_visible));
 
     HostTimer cpu_timer;
     std::vector<unsigned char> cpu = visible_on_cpu(scene, dim);
     double cpu_ms = cpu_timer.stop_ms();
     long long wrong = 0, unsure = 0;
     for (size_t i = 0; i < cpu.size(); i++) {
-        if (cpu[i] == 2) unsure++;
-        else if (gpu[i] != cpu[i]) wrong++;
+        if (cpu[i] == 2)
+            unsure++;
+        else if (gpu[i] != cpu[i])
+            wrong++;
     }
 
-    TimingStats kernel = time_gpu([&] { cast_visible(scene, dev_visible, dim); }, repeats);
-    HANDLE_ERROR(cudaFree(dev_visible));
-
-    // Row dim-1 first: the top of the picture is the largest y, as in a window.
-    if (!quiet) {
-        for (int y = dim - 1; y >= 0; y--) {
-            for (int x = 0; x < dim; x++) std::putchar(gpu[(size_t)y * dim + x] == 1 ? 'x' : ' ');
-            std::putchar('\n');
-        }
-    }
+    if (!quiet) print_map(gpu, dim);
     std::printf("visible_spheres: %lld spheres, seed %lld, %d x %d\n", count, seed, dim, dim);
-    std::printf("  end to end (malloc + copies + kernel): %.3f ms; CPU %.3f ms\n", end_to_end_ms, cpu_ms);
-    print_timing("kernel only (with the upload)", kernel, NAN, NAN);
-
+    report.record("constant", "kernel only (with the upload)", kernel, NAN, NAN, NAN, nullptr);
+    report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end_ms);
+    report.note("CPU", "cpu_ms", cpu_ms);
     // Rim pixels are skipped, so there must be few of them (0.1%, and 4 more
     // for tiny maps), or a map with every pixel on a rim would pass unchecked.
     long long max_unsure = (long long)dim * dim / 1000 + 4;
-    bool pass = wrong == 0 && unsure <= max_unsure;
-    const char* result = pass ? "PASS" : "FAIL";
-    JsonRecord size, launch;
-    size.add("dim", dim).add("spheres", count).add("seed", seed);
-    launch.add("blocks", ((dim + TILE - 1) / TILE) * ((dim + TILE - 1) / TILE)).add("threads", TILE * TILE);
-    print_json(json, measurement("visible_spheres", "constant", dev, kernel, NAN, NAN, result)
-                         .add("size", size).add("launch", launch).add("end_to_end_ms", end_to_end_ms)
-                         .add("cpu_ms", cpu_ms));
-    char detail[200];
-    std::snprintf(detail, sizeof detail,
-                  "%lld of %lld pixels differ from the CPU; %lld on a rim not compared "
-                  "(at most %lld)",
-                  wrong, (long long)dim * dim - unsure, unsure, max_unsure);
-    return verdict(pass, detail);
+    return report.verdict(wrong == 0 && unsure <= max_unsure,
+                          "%lld of %lld pixels differ from the CPU; %lld on a rim not compared "
+                          "(at most %lld)",
+                          wrong, (long long)dim * dim - unsure, unsure, max_unsure);
 }
 #endif

@@ -18,7 +18,8 @@
 
 static void require(bool ok, const char* what, const std::string& error) {
     if (!ok) {
-        std::fprintf(stderr, "scene parser broke a promise: %s (error text: '%s')\n", what, error.c_str());
+        std::fprintf(stderr, "scene parser broke a promise: %s (error text: '%s')\n", what,
+                     error.c_str());
         std::abort();
     }
 }
@@ -32,8 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         require(error.empty(), "success leaves the error empty", error);
         require(spheres.size() <= (size_t)MAX_SPHERES, "at most MAX_SPHERES", error);
         for (const Sphere& s : spheres) {
-            for (float v : {s.x, s.y, s.z}) require(std::isfinite(v) && std::fabs(v) <= SCENE_LIMIT, "coordinates in range", error);
-            require(std::isfinite(s.radius) && s.radius >= 0.001f && s.radius <= SCENE_LIMIT, "radius in range", error);
+            for (float v : {s.x, s.y, s.z})
+                require(std::isfinite(v) && std::fabs(v) <= SCENE_LIMIT, "coordinates in range",
+                        error);
+            require(std::isfinite(s.radius) && s.radius >= 0.001f && s.radius <= SCENE_LIMIT,
+                    "radius in range", error);
             for (float c : {s.r, s.g, s.b}) require(c >= 0 && c <= 1, "colour in range", error);
         }
     } else {

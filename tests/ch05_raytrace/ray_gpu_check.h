@@ -8,7 +8,8 @@
 
 // render(spheres, dev_bitmap, dim) must fill a dim x dim RGBA image on the GPU.
 template <typename Render>
-std::vector<unsigned char> render_on_gpu(Render render, const std::vector<Sphere>& spheres, int dim) {
+std::vector<unsigned char> render_on_gpu(Render render, const std::vector<Sphere>& spheres,
+                                         int dim) {
     DeviceArray<unsigned char> bitmap((size_t)dim * dim * 4);
     // Poison with 0x7F: grey with alpha 127, which no pixel of the kernel has,
     // so a pixel it forgot (or wrote twice over the wrong one) is caught.

@@ -49,7 +49,8 @@ inline ZImage zbuffer_render(const std::vector<Sphere>& spheres, int dim) {
                 double h = std::sqrt(h2);
                 double depth = s.z + h;
                 double slack = 1e-6 * (std::fabs(s.z) + R) + 1e-6 * R2 / h;
-                if (owner[p] >= 0 && std::fabs(depth - zbuf[p]) <= slack + zslack[p]) image.unsure[p] = 1;
+                if (owner[p] >= 0 && std::fabs(depth - zbuf[p]) <= slack + zslack[p])
+                    image.unsure[p] = 1;
                 if (depth > zbuf[p]) {  // strictly nearer: an equal depth keeps the earlier sphere
                     zbuf[p] = depth, zslack[p] = slack, shade[p] = h / R, owner[p] = (int)i;
                 }
@@ -72,20 +73,22 @@ inline ZImage zbuffer_render(const std::vector<Sphere>& spheres, int dim) {
 
 // The verdict of one comparison, with enough detail for a failure message.
 struct ImageDiff {
-    long long bad = 0;        // sure pixels off by more than 1 step, or alpha != 255
-    long long off_by_one = 0; // sure pixels off by exactly 1 step in some channel
-    long long unsure = 0;     // not compared
+    long long bad = 0;         // sure pixels off by more than 1 step, or alpha != 255
+    long long off_by_one = 0;  // sure pixels off by exactly 1 step in some channel
+    long long unsure = 0;      // not compared
     long long first_bad = -1;
     std::string describe(int dim) const {
         return std::to_string(bad) + " bad pixels" +
                (first_bad >= 0 ? " (first at x=" + std::to_string(first_bad % dim) +
                                      ", y=" + std::to_string(first_bad / dim) + ")"
                                : std::string()) +
-               ", " + std::to_string(off_by_one) + " off by one step, " + std::to_string(unsure) + " unsure";
+               ", " + std::to_string(off_by_one) + " off by one step, " + std::to_string(unsure) +
+               " unsure";
     }
 };
 
-inline ImageDiff compare_to_zbuffer(const std::vector<unsigned char>& gpu, const ZImage& ref, int dim) {
+inline ImageDiff compare_to_zbuffer(const std::vector<unsigned char>& gpu, const ZImage& ref,
+                                    int dim) {
     ImageDiff d;
     for (long long p = 0; p < (long long)dim * dim; ++p) {
         if (ref.unsure[p]) {
@@ -93,7 +96,8 @@ inline ImageDiff compare_to_zbuffer(const std::vector<unsigned char>& gpu, const
             continue;
         }
         int worst = gpu[4 * p + 3] == 255 ? 0 : 255;
-        for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs((int)gpu[4 * p + c] - (int)ref.rgba[4 * p + c]));
+        for (int c = 0; c < 3; ++c)
+            worst = std::max(worst, std::abs((int)gpu[4 * p + c] - (int)ref.rgba[4 * p + c]));
         if (worst == 1) d.off_by_one++;
         if (worst > 1 && d.bad++ == 0) d.first_bad = p;
     }
@@ -120,7 +124,8 @@ inline std::vector<Sphere> behind_scene() {
 // Spheres hanging over the edges and corners of a `dim` image.
 inline std::vector<Sphere> edge_scene(int dim) {
     float h = dim / 2.0f;
-    return {make_sphere(-h, 0, 0, dim / 4.0f, 1, 0.5f, 0), make_sphere(h - 1, h - 1, 10, dim / 3.0f, 0, 0.5f, 1),
+    return {make_sphere(-h, 0, 0, dim / 4.0f, 1, 0.5f, 0),
+            make_sphere(h - 1, h - 1, 10, dim / 3.0f, 0, 0.5f, 1),
             make_sphere(0, -h - 5, -10, dim / 5.0f, 0.3f, 1, 0.3f),
             make_sphere(3 * h, 3 * h, 0, 10, 1, 1, 1)};  // wholly outside: must change nothing
 }

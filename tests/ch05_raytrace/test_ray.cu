@@ -9,63 +9,78 @@
 
 class RayConst : public GpuTest {};
 
-static void render(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap, int dim) {
-    upload_spheres(spheres);
-    render_const((int)spheres.size(), dev_bitmap, dim);
+// The tests' own copy to constant memory (main's is inside render_end_to_end).
+static void upload_spheres(const std::vector<Sphere>& spheres) {
+    if (!spheres.empty())
+        HANDLE_ERROR(cudaMemcpyToSymbol(s, spheres.data(), sizeof(Sphere) * spheres.size()));
 }
-static void render_divergent(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap, int dim) {
+static void render_scene(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap, int dim) {
     upload_spheres(spheres);
-    render_const((int)spheres.size(), dev_bitmap, dim, true);
+    launch_render((int)spheres.size(), dev_bitmap, dim, false);
+}
+static void render_scene_divergent(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap,
+                                   int dim) {
+    upload_spheres(spheres);
+    launch_render((int)spheres.size(), dev_bitmap, dim, true);
 }
 
-#define EXPECT_SCENE_OK(render_fn, spheres, dim)                        \
-    do {                                                                \
-        ImageDiff d = check_scene(render_fn, spheres, dim);             \
-        EXPECT_EQ(d.bad, 0) << d.describe(dim);                         \
+#define EXPECT_SCENE_OK(render_fn, spheres, dim)            \
+    do {                                                    \
+        ImageDiff d = check_scene(render_fn, spheres, dim); \
+        EXPECT_EQ(d.bad, 0) << d.describe(dim);             \
     } while (0)
 
 TEST_F(RayConst, RandomScenes) {
-    for (uint64_t seed : {1, 2, 3, 42}) EXPECT_SCENE_OK(render, random_scene(seed, 20), 256);
+    for (uint64_t seed : {1, 2, 3, 42}) EXPECT_SCENE_OK(render_scene, random_scene(seed, 20), 256);
 }
-TEST_F(RayConst, TwoHundredSpheres) { EXPECT_SCENE_OK(render, random_scene(7, 200), 300); }
-TEST_F(RayConst, MaximumSpheres) { EXPECT_SCENE_OK(render, random_scene(8, MAX_SPHERES), 96); }
-TEST_F(RayConst, DocumentSizeLarge) { EXPECT_SCENE_OK(render, random_scene(1, 20), 1024); }
+TEST_F(RayConst, TwoHundredSpheres) {
+    EXPECT_SCENE_OK(render_scene, random_scene(7, 200), 300);
+}
+TEST_F(RayConst, MaximumSpheres) {
+    EXPECT_SCENE_OK(render_scene, random_scene(8, MAX_SPHERES), 96);
+}
+TEST_F(RayConst, OriginalSizeLarge) {
+    EXPECT_SCENE_OK(render_scene, random_scene(1, 20), 1024);
+}
 TEST_F(RayConst, OverlappingNearerWins) {
     std::vector<Sphere> scene = overlapping_scene();
-    EXPECT_SCENE_OK(render, scene, 200);
+    EXPECT_SCENE_OK(render_scene, scene, 200);
     // Pixel (100, 105) is ox = 0, oy = 5: inside both discs. The second,
     // nearer sphere is pure green, so red must be 0 and green bright.
-    std::vector<unsigned char> img = render_on_gpu(render, scene, 200);
+    std::vector<unsigned char> img = render_on_gpu(render_scene, scene, 200);
     const unsigned char* p = &img[4 * (105 * 200 + 100)];
     EXPECT_EQ(p[0], 0);
     EXPECT_GT(p[1], 200);
 }
-TEST_F(RayConst, SphereBehindAnother) { EXPECT_SCENE_OK(render, behind_scene(), 256); }
+TEST_F(RayConst, SphereBehindAnother) {
+    EXPECT_SCENE_OK(render_scene, behind_scene(), 256);
+}
 TEST_F(RayConst, SpheresPartlyOutsideTheImage) {
-    for (int dim : {200, 37, 64}) EXPECT_SCENE_OK(render, edge_scene(dim), dim);
+    for (int dim : {200, 37, 64}) EXPECT_SCENE_OK(render_scene, edge_scene(dim), dim);
 }
 TEST_F(RayConst, EmptySceneIsBlack) {
-    std::vector<unsigned char> img = render_on_gpu(render, {}, 50);
+    std::vector<unsigned char> img = render_on_gpu(render_scene, {}, 50);
     for (size_t i = 0; i < img.size(); i++) ASSERT_EQ(img[i], i % 4 == 3 ? 255 : 0) << "byte " << i;
 }
 TEST_F(RayConst, DimNotAMultipleOfTheBlock) {
-    for (int dim : {1, 2, 15, 17, 100, 257}) EXPECT_SCENE_OK(render, random_scene(5, 30), dim);
+    for (int dim : {1, 2, 15, 17, 100, 257})
+        EXPECT_SCENE_OK(render_scene, random_scene(5, 30), dim);
 }
 TEST_F(RayConst, SameSeedSameImageBitForBit) {
-    std::vector<unsigned char> a = render_on_gpu(render, random_scene(11, 50), 300);
-    std::vector<unsigned char> b = render_on_gpu(render, random_scene(11, 50), 300);
+    std::vector<unsigned char> a = render_on_gpu(render_scene, random_scene(11, 50), 300);
+    std::vector<unsigned char> b = render_on_gpu(render_scene, random_scene(11, 50), 300);
     EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size()));
 }
 TEST_F(RayConst, DivergentReadsGiveTheSameImage) {
     std::vector<Sphere> scene = random_scene(9, 200);
-    EXPECT_SCENE_OK(render_divergent, scene, 256);
+    EXPECT_SCENE_OK(render_scene_divergent, scene, 256);
     ZImage ref = zbuffer_render(scene, 256);
-    std::vector<unsigned char> a = render_on_gpu(render, scene, 256);
-    std::vector<unsigned char> b = render_on_gpu(render_divergent, scene, 256);
+    std::vector<unsigned char> a = render_on_gpu(render_scene, scene, 256);
+    std::vector<unsigned char> b = render_on_gpu(render_scene_divergent, scene, 256);
     for (size_t p = 0; p < ref.unsure.size(); p++)
         if (!ref.unsure[p]) ASSERT_EQ(0, std::memcmp(&a[4 * p], &b[4 * p], 4)) << "pixel " << p;
 }
-// main's path: render_end_to_end_const into a CPUBitmap. The scene has
+// main's path: render_end_to_end into a CPUBitmap. The scene has
 // its last sphere in front of the others (2806 of the 123 x 123 pixels are
 // its), so a sphere left out of the upload shows.
 TEST_F(RayConst, EndToEndPathAsInMain) {
@@ -73,7 +88,7 @@ TEST_F(RayConst, EndToEndPathAsInMain) {
     for (const Sphere& s : behind_scene()) scene.push_back(s);
     CPUBitmap bitmap(123, 123);
     HostTimer outside;
-    double ms = render_end_to_end_const(scene, bitmap, false);
+    double ms = render_end_to_end(scene, bitmap, false);
     double outside_ms = outside.stop_ms();
     // The time it reports is that of real work, taken within the call: more
     // than zero, and no more than the call took as seen from outside.
@@ -92,14 +107,14 @@ TEST_F(RayConst, EndToEndPathAsInMain) {
 // `count` (in either loop order) paints it white.
 TEST_F(RayConst, ReadsNoSpherePastCount) {
     upload_spheres(std::vector<Sphere>(MAX_SPHERES, make_sphere(0, 0, 1000, 10000, 1, 1, 1)));
-    EXPECT_SCENE_OK(render, overlapping_scene(), 200);
-    EXPECT_SCENE_OK(render_divergent, overlapping_scene(), 200);
-    EXPECT_SCENE_OK(render_divergent, edge_scene(37), 37);
+    EXPECT_SCENE_OK(render_scene, overlapping_scene(), 200);
+    EXPECT_SCENE_OK(render_scene_divergent, overlapping_scene(), 200);
+    EXPECT_SCENE_OK(render_scene_divergent, edge_scene(37), 37);
 }
 
 // The checker must be able to fail. Two planted bugs:
 // 1. the first sphere hit wins instead of the nearest;
-// 2. the book's offset x + y * blockDim.x * gridDim.x, wrong when the grid
+// 2. the original's offset x + y * blockDim.x * gridDim.x, wrong when the grid
 //    is wider than the image (DIM not a multiple of 16).
 __global__ void kernel_first_hit_wins(int count, unsigned char* ptr, int dim) {
     int x = threadIdx.x + blockIdx.x * blockDim.x, y = threadIdx.y + blockIdx.y * blockDim.y;
@@ -113,7 +128,8 @@ __global__ void kernel_first_hit_wins(int count, unsigned char* ptr, int dim) {
         }
     }
     int o = x + y * dim;
-    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255), ptr[4 * o + 3] = 255;
+    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255),
+            ptr[4 * o + 3] = 255;
 }
 __global__ void kernel_book_offset(int count, unsigned char* ptr, int dim) {
     int x = threadIdx.x + blockIdx.x * blockDim.x, y = threadIdx.y + blockIdx.y * blockDim.y;
@@ -125,22 +141,25 @@ __global__ void kernel_book_offset(int count, unsigned char* ptr, int dim) {
         float n, t = s[i].hit((float)(x - dim / 2), (float)(y - dim / 2), &n);
         if (t > maxz) r = s[i].r * n, g = s[i].g * n, b = s[i].b * n, maxz = t;
     }
-    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255), ptr[4 * o + 3] = 255;
+    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255),
+            ptr[4 * o + 3] = 255;
 }
 
 TEST_F(RayConst, CheckerCatchesPlantedBugs) {
     auto first_hit = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         upload_spheres(spheres);
-        kernel_first_hit_wins<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>((int)spheres.size(), bitmap, dim);
+        kernel_first_hit_wins<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+            (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };
     auto book_offset = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         upload_spheres(spheres);
-        kernel_book_offset<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>((int)spheres.size(), bitmap, dim);
+        kernel_book_offset<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+            (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };
     EXPECT_GT(check_scene(first_hit, overlapping_scene(), 200).bad, 1000);
     EXPECT_GT(check_scene(book_offset, random_scene(1, 20), 100).bad, 1000);
-    // ... while with DIM a multiple of 16 the book's offset is right.
+    // ... while with DIM a multiple of 16 the original's offset is right.
     EXPECT_EQ(check_scene(book_offset, random_scene(1, 20), 128).bad, 0);
 }

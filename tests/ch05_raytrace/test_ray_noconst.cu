@@ -9,67 +9,77 @@
 
 class RayNoconst : public GpuTest {};
 
-static void render(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap, int dim) {
+static void render_scene(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap, int dim) {
     DeviceArray<Sphere> dev_spheres(spheres.size());
     dev_spheres.upload(spheres);
-    render_noconst(dev_spheres.ptr, (int)spheres.size(), dev_bitmap, dim);
+    launch_render(dev_spheres.ptr, (int)spheres.size(), dev_bitmap, dim, false);
     HANDLE_ERROR(cudaDeviceSynchronize());
 }
-static void render_divergent(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap, int dim) {
+static void render_scene_divergent(const std::vector<Sphere>& spheres, unsigned char* dev_bitmap,
+                                   int dim) {
     DeviceArray<Sphere> dev_spheres(spheres.size());
     dev_spheres.upload(spheres);
-    render_noconst(dev_spheres.ptr, (int)spheres.size(), dev_bitmap, dim, true);
+    launch_render(dev_spheres.ptr, (int)spheres.size(), dev_bitmap, dim, true);
     HANDLE_ERROR(cudaDeviceSynchronize());
 }
 
-#define EXPECT_SCENE_OK(render_fn, spheres, dim)                        \
-    do {                                                                \
-        ImageDiff d = check_scene(render_fn, spheres, dim);             \
-        EXPECT_EQ(d.bad, 0) << d.describe(dim);                         \
+#define EXPECT_SCENE_OK(render_fn, spheres, dim)            \
+    do {                                                    \
+        ImageDiff d = check_scene(render_fn, spheres, dim); \
+        EXPECT_EQ(d.bad, 0) << d.describe(dim);             \
     } while (0)
 
 TEST_F(RayNoconst, RandomScenes) {
-    for (uint64_t seed : {1, 2, 3, 42}) EXPECT_SCENE_OK(render, random_scene(seed, 20), 256);
+    for (uint64_t seed : {1, 2, 3, 42}) EXPECT_SCENE_OK(render_scene, random_scene(seed, 20), 256);
 }
-TEST_F(RayNoconst, TwoHundredSpheres) { EXPECT_SCENE_OK(render, random_scene(7, 200), 300); }
-TEST_F(RayNoconst, MaximumSpheres) { EXPECT_SCENE_OK(render, random_scene(8, MAX_SPHERES), 96); }
-TEST_F(RayNoconst, DocumentSizeLarge) { EXPECT_SCENE_OK(render, random_scene(1, 20), 1024); }
+TEST_F(RayNoconst, TwoHundredSpheres) {
+    EXPECT_SCENE_OK(render_scene, random_scene(7, 200), 300);
+}
+TEST_F(RayNoconst, MaximumSpheres) {
+    EXPECT_SCENE_OK(render_scene, random_scene(8, MAX_SPHERES), 96);
+}
+TEST_F(RayNoconst, OriginalSizeLarge) {
+    EXPECT_SCENE_OK(render_scene, random_scene(1, 20), 1024);
+}
 TEST_F(RayNoconst, OverlappingNearerWins) {
     std::vector<Sphere> scene = overlapping_scene();
-    EXPECT_SCENE_OK(render, scene, 200);
+    EXPECT_SCENE_OK(render_scene, scene, 200);
     // Pixel (100, 105) is ox = 0, oy = 5: inside both discs. The second,
     // nearer sphere is pure green, so red must be 0 and green bright.
-    std::vector<unsigned char> img = render_on_gpu(render, scene, 200);
+    std::vector<unsigned char> img = render_on_gpu(render_scene, scene, 200);
     const unsigned char* p = &img[4 * (105 * 200 + 100)];
     EXPECT_EQ(p[0], 0);
     EXPECT_GT(p[1], 200);
 }
-TEST_F(RayNoconst, SphereBehindAnother) { EXPECT_SCENE_OK(render, behind_scene(), 256); }
+TEST_F(RayNoconst, SphereBehindAnother) {
+    EXPECT_SCENE_OK(render_scene, behind_scene(), 256);
+}
 TEST_F(RayNoconst, SpheresPartlyOutsideTheImage) {
-    for (int dim : {200, 37, 64}) EXPECT_SCENE_OK(render, edge_scene(dim), dim);
+    for (int dim : {200, 37, 64}) EXPECT_SCENE_OK(render_scene, edge_scene(dim), dim);
 }
 TEST_F(RayNoconst, EmptySceneIsBlack) {
-    std::vector<unsigned char> img = render_on_gpu(render, {}, 50);
+    std::vector<unsigned char> img = render_on_gpu(render_scene, {}, 50);
     for (size_t i = 0; i < img.size(); i++) ASSERT_EQ(img[i], i % 4 == 3 ? 255 : 0) << "byte " << i;
 }
 TEST_F(RayNoconst, DimNotAMultipleOfTheBlock) {
-    for (int dim : {1, 2, 15, 17, 100, 257}) EXPECT_SCENE_OK(render, random_scene(5, 30), dim);
+    for (int dim : {1, 2, 15, 17, 100, 257})
+        EXPECT_SCENE_OK(render_scene, random_scene(5, 30), dim);
 }
 TEST_F(RayNoconst, SameSeedSameImageBitForBit) {
-    std::vector<unsigned char> a = render_on_gpu(render, random_scene(11, 50), 300);
-    std::vector<unsigned char> b = render_on_gpu(render, random_scene(11, 50), 300);
+    std::vector<unsigned char> a = render_on_gpu(render_scene, random_scene(11, 50), 300);
+    std::vector<unsigned char> b = render_on_gpu(render_scene, random_scene(11, 50), 300);
     EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size()));
 }
 TEST_F(RayNoconst, DivergentReadsGiveTheSameImage) {
     std::vector<Sphere> scene = random_scene(9, 200);
-    EXPECT_SCENE_OK(render_divergent, scene, 256);
+    EXPECT_SCENE_OK(render_scene_divergent, scene, 256);
     ZImage ref = zbuffer_render(scene, 256);
-    std::vector<unsigned char> a = render_on_gpu(render, scene, 256);
-    std::vector<unsigned char> b = render_on_gpu(render_divergent, scene, 256);
+    std::vector<unsigned char> a = render_on_gpu(render_scene, scene, 256);
+    std::vector<unsigned char> b = render_on_gpu(render_scene_divergent, scene, 256);
     for (size_t p = 0; p < ref.unsure.size(); p++)
         if (!ref.unsure[p]) ASSERT_EQ(0, std::memcmp(&a[4 * p], &b[4 * p], 4)) << "pixel " << p;
 }
-// main's path: render_end_to_end_noconst into a CPUBitmap. The scene has
+// main's path: render_end_to_end into a CPUBitmap. The scene has
 // its last sphere in front of the others (2806 of the 123 x 123 pixels are
 // its), so a sphere left out of the copy shows.
 TEST_F(RayNoconst, EndToEndPathAsInMain) {
@@ -77,7 +87,7 @@ TEST_F(RayNoconst, EndToEndPathAsInMain) {
     for (const Sphere& s : behind_scene()) scene.push_back(s);
     CPUBitmap bitmap(123, 123);
     HostTimer outside;
-    double ms = render_end_to_end_noconst(scene, bitmap, false);
+    double ms = render_end_to_end(scene, bitmap, false);
     double outside_ms = outside.stop_ms();
     // The time it reports is that of real work, taken within the call: more
     // than zero, and no more than the call took as seen from outside.
@@ -99,7 +109,7 @@ static void render_with_cover(const std::vector<Sphere>& spheres, unsigned char*
     with_cover.push_back(make_sphere(0, 0, 1000, 10000, 1, 1, 1));
     DeviceArray<Sphere> dev_spheres(with_cover.size());
     dev_spheres.upload(with_cover);
-    render_noconst(dev_spheres.ptr, (int)spheres.size(), dev_bitmap, dim, divergent);
+    launch_render(dev_spheres.ptr, (int)spheres.size(), dev_bitmap, dim, divergent);
     HANDLE_ERROR(cudaDeviceSynchronize());
 }
 TEST_F(RayNoconst, ReadsNoSpherePastCount) {
@@ -116,7 +126,7 @@ TEST_F(RayNoconst, ReadsNoSpherePastCount) {
 
 // The checker must be able to fail. Two planted bugs:
 // 1. the first sphere hit wins instead of the nearest;
-// 2. the book's offset x + y * blockDim.x * gridDim.x, wrong when the grid
+// 2. the original's offset x + y * blockDim.x * gridDim.x, wrong when the grid
 //    is wider than the image (DIM not a multiple of 16).
 __global__ void kernel_first_hit_wins(const Sphere* s, int count, unsigned char* ptr, int dim) {
     int x = threadIdx.x + blockIdx.x * blockDim.x, y = threadIdx.y + blockIdx.y * blockDim.y;
@@ -130,7 +140,8 @@ __global__ void kernel_first_hit_wins(const Sphere* s, int count, unsigned char*
         }
     }
     int o = x + y * dim;
-    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255), ptr[4 * o + 3] = 255;
+    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255),
+            ptr[4 * o + 3] = 255;
 }
 __global__ void kernel_book_offset(const Sphere* s, int count, unsigned char* ptr, int dim) {
     int x = threadIdx.x + blockIdx.x * blockDim.x, y = threadIdx.y + blockIdx.y * blockDim.y;
@@ -142,24 +153,27 @@ __global__ void kernel_book_offset(const Sphere* s, int count, unsigned char* pt
         float n, t = s[i].hit((float)(x - dim / 2), (float)(y - dim / 2), &n);
         if (t > maxz) r = s[i].r * n, g = s[i].g * n, b = s[i].b * n, maxz = t;
     }
-    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255), ptr[4 * o + 3] = 255;
+    ptr[4 * o] = (int)(r * 255), ptr[4 * o + 1] = (int)(g * 255), ptr[4 * o + 2] = (int)(b * 255),
+            ptr[4 * o + 3] = 255;
 }
 
 TEST_F(RayNoconst, CheckerCatchesPlantedBugs) {
     auto first_hit = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         DeviceArray<Sphere> dev(spheres.size());
         dev.upload(spheres);
-        kernel_first_hit_wins<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(dev.ptr, (int)spheres.size(), bitmap, dim);
+        kernel_first_hit_wins<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+            dev.ptr, (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };
     auto book_offset = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         DeviceArray<Sphere> dev(spheres.size());
         dev.upload(spheres);
-        kernel_book_offset<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(dev.ptr, (int)spheres.size(), bitmap, dim);
+        kernel_book_offset<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+            dev.ptr, (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };
     EXPECT_GT(check_scene(first_hit, overlapping_scene(), 200).bad, 1000);
     EXPECT_GT(check_scene(book_offset, random_scene(1, 20), 100).bad, 1000);
-    // ... while with DIM a multiple of 16 the book's offset is right.
+    // ... while with DIM a multiple of 16 the original's offset is right.
     EXPECT_EQ(check_scene(book_offset, random_scene(1, 20), 128).bad, 0);
 }

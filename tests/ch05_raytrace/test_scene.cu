@@ -17,15 +17,18 @@
 #ifndef CH05_SOURCE_DIR
 #error "CH05_SOURCE_DIR must name the source tree (set by tests/ch05_raytrace/CMakeLists.txt)"
 #endif
-static std::string source(const std::string& relative) { return std::string(CH05_SOURCE_DIR) + "/" + relative; }
+static std::string source(const std::string& relative) {
+    return std::string(CH05_SOURCE_DIR) + "/" + relative;
+}
 
 // ---- random scenes ------------------------------------------------------------
 TEST(RandomScene, SameSeedSameSceneBitForBit) {
-    std::vector<Sphere> a = random_scene(7, 200), b = random_scene(7, 200), c = random_scene(8, 200);
+    std::vector<Sphere> a = random_scene(7, 200), b = random_scene(7, 200),
+                        c = random_scene(8, 200);
     EXPECT_EQ(0, std::memcmp(a.data(), b.data(), sizeof(Sphere) * a.size()));
     EXPECT_NE(0, std::memcmp(a.data(), c.data(), sizeof(Sphere) * a.size()));
 }
-TEST(RandomScene, TheDocumentsRanges) {
+TEST(RandomScene, TheOriginalsRanges) {
     for (const Sphere& s : random_scene(1, 2048)) {
         for (float c : {s.r, s.g, s.b}) EXPECT_TRUE(c >= 0 && c < 1);
         for (float v : {s.x, s.y, s.z}) EXPECT_TRUE(v >= -500 && v < 500);
@@ -35,7 +38,7 @@ TEST(RandomScene, TheDocumentsRanges) {
 TEST(RandomScene, KnownValuesOnEveryMachine) {
     // SplitMix64 from seed 1: the first output is 0x910A2DEC89025CC1, whose
     // top 24 bits are 0x910A2D = 9505325, so r = 9505325 / 2^24.
-    SceneRandom random(1);
+    SplitMix64 random(1);
     EXPECT_EQ(random.next(), 0x910A2DEC89025CC1ULL);
     EXPECT_FLOAT_EQ(random_scene(1, 1)[0].r, 9505325.0f / 16777216.0f);
 }
@@ -52,8 +55,10 @@ static std::string parse_error(const std::string& text) {
 TEST(SceneParser, ReadsSpheresCommentsAndBlankLines) {
     std::vector<Sphere> spheres;
     std::string error;
-    ASSERT_TRUE(parse_scene("# a scene\n\n 1 2 3 4 0.1 0.2 0.3  # trailing\r\n-5e1 +6 7.5 8 1 0 1\n", "s", &spheres,
-                            &error)) << error;
+    ASSERT_TRUE(
+        parse_scene("# a scene\n\n 1 2 3 4 0.1 0.2 0.3  # trailing\r\n-5e1 +6 7.5 8 1 0 1\n", "s",
+                    &spheres, &error))
+        << error;
     ASSERT_EQ(spheres.size(), 2u);
     EXPECT_EQ(spheres[0].x, 1);
     EXPECT_EQ(spheres[0].radius, 4);
@@ -66,23 +71,31 @@ TEST(SceneParser, ReadsSpheresCommentsAndBlankLines) {
     EXPECT_EQ(spheres.size(), 1u);
 }
 TEST(SceneParser, EachErrorNamesItsLine) {
-    EXPECT_EQ(parse_error("1 2 3 4 0 0 0\n\n1 2 3\n"), "scene:3: expected 7 numbers (x y z radius r g b), found 3");
-    EXPECT_EQ(parse_error("1 2 3 4 0 0 0 9\n"), "scene:1: expected 7 numbers (x y z radius r g b), found 8");
+    EXPECT_EQ(parse_error("1 2 3 4 0 0 0\n\n1 2 3\n"),
+              "scene:3: expected 7 numbers (x y z radius r g b), found 3");
+    EXPECT_EQ(parse_error("1 2 3 4 0 0 0 9\n"),
+              "scene:1: expected 7 numbers (x y z radius r g b), found 8");
     EXPECT_EQ(parse_error("#\n1 2 abc 4 0 0 0\n"), "scene:2: z 'abc' is not a number");
-    EXPECT_EQ(parse_error("1 2 3 0 0 0 0\n"), "scene:1: radius 0 is out of range (0.001 to 100000)");
-    EXPECT_EQ(parse_error("1 2 3 -4 0 0 0\n"), "scene:1: radius -4 is out of range (0.001 to 100000)");
+    EXPECT_EQ(parse_error("1 2 3 0 0 0 0\n"),
+              "scene:1: radius 0 is out of range (0.001 to 100000)");
+    EXPECT_EQ(parse_error("1 2 3 -4 0 0 0\n"),
+              "scene:1: radius -4 is out of range (0.001 to 100000)");
     EXPECT_EQ(parse_error("1 2 3 4 0 1.01 0\n"), "scene:1: g 1.01 is out of range (0 to 1)");
-    EXPECT_EQ(parse_error("1e6 2 3 4 0 0 0\n"), "scene:1: x 1e6 is out of range (-100000 to 100000)");
+    EXPECT_EQ(parse_error("1e6 2 3 4 0 0 0\n"),
+              "scene:1: x 1e6 is out of range (-100000 to 100000)");
     EXPECT_EQ(parse_error("1 2 3 4 0 0 -0.5\n"), "scene:1: b -0.5 is out of range (0 to 1)");
     // Found by the fuzzer: positive as a double, zero as the float the GPU gets.
-    EXPECT_EQ(parse_error("1 2 3 1e-50 0 0 0\n"), "scene:1: radius 1e-50 is out of range (0.001 to 100000)");
+    EXPECT_EQ(parse_error("1 2 3 1e-50 0 0 0\n"),
+              "scene:1: radius 1e-50 is out of range (0.001 to 100000)");
 }
 TEST(SceneParser, RefusesWhatStrtodWouldAccept) {
-    for (const char* word : {"nan", "inf", "-inf", "0x10", "1e999", "1..2", "1e", "--1", "+", "."}) {
+    for (const char* word :
+         {"nan", "inf", "-inf", "0x10", "1e999", "1..2", "1e", "--1", "+", "."}) {
         std::string error = parse_error(std::string("1 2 ") + word + " 4 0 0 0\n");
         EXPECT_NE(error.find("scene:1: z"), std::string::npos) << word << ": " << error;
     }
-    EXPECT_EQ(parse_error(std::string("1 2 3 4 0 0 0\n1 2\0 3 4 0 0 0\n", 29)), "scene:2: unexpected character (byte 0)");
+    EXPECT_EQ(parse_error(std::string("1 2 3 4 0 0 0\n1 2\0 3 4 0 0 0\n", 29)),
+              "scene:2: unexpected character (byte 0)");
     EXPECT_EQ(parse_error("1 2 3 4 0 0 \xff\n"), "scene:1: unexpected character (byte 255)");
 }
 TEST(SceneParser, AcceptsAByteOrderMark) {
@@ -90,15 +103,21 @@ TEST(SceneParser, AcceptsAByteOrderMark) {
     // refused as "unexpected character (byte 239)".
     std::vector<Sphere> spheres;
     std::string error;
-    ASSERT_TRUE(parse_scene("\xEF\xBB\xBF" "1 2 3 4 0 0 0\n", "s", &spheres, &error)) << error;
+    ASSERT_TRUE(
+        parse_scene("\xEF\xBB\xBF"
+                    "1 2 3 4 0 0 0\n",
+                    "s", &spheres, &error))
+        << error;
     ASSERT_EQ(spheres.size(), 1u);
     EXPECT_EQ(spheres[0].x, 1);
     ASSERT_TRUE(parse_scene("\xEF\xBB\xBF", "s", &spheres, &error)) << error;  // and nothing else
     EXPECT_TRUE(spheres.empty());
     // Only at the very start: anywhere else it is still a stray byte.
-    EXPECT_EQ(parse_error("1 2 3 4 0 0 0\n\xEF\xBB\xBF" "1 2 3 4 0 0 0\n"),
+    EXPECT_EQ(parse_error("1 2 3 4 0 0 0\n\xEF\xBB\xBF"
+                          "1 2 3 4 0 0 0\n"),
               "scene:2: unexpected character (byte 239)");
-    EXPECT_EQ(parse_error("\xEF\xBB\xBF" "1 2 3\n"),  // lines are still counted from 1
+    EXPECT_EQ(parse_error("\xEF\xBB\xBF"
+                          "1 2 3\n"),  // lines are still counted from 1
               "scene:1: expected 7 numbers (x y z radius r g b), found 3");
 }
 TEST(SceneParser, NumbersTooSmallForAFloatAreZero) {
@@ -143,23 +162,32 @@ TEST(SceneParser, TooManySpheres) {
     std::string error;
     ASSERT_TRUE(parse_scene(text, "s", &spheres, &error));
     EXPECT_EQ((int)spheres.size(), MAX_SPHERES);
-    EXPECT_EQ(parse_error(text + "# a comment is fine\n" + "0 0 0 1 0 0 0\n"),
-              "scene:2050: too many spheres (at most 2048, all of which must fit in 64 KB of constant memory)");
+    EXPECT_EQ(
+        parse_error(text + "# a comment is fine\n" + "0 0 0 1 0 0 0\n"),
+        "scene:2050: too many spheres (at most 2048, all of which must fit in 64 KB of constant memory)");
 }
 TEST(SceneParser, Files) {
     std::vector<Sphere> spheres;
     std::string error;
-    ASSERT_TRUE(load_scene_file(source("ch05_raytrace/scenes/three_spheres.txt"), &spheres, &error)) << error;
+    ASSERT_TRUE(load_scene_file(source("ch05_raytrace/scenes/three_spheres.txt"), &spheres, &error))
+        << error;
     EXPECT_EQ(spheres.size(), 3u);
-    ASSERT_TRUE(load_scene_file(source("tests/ch05_raytrace/scenes/good_mixed.txt"), &spheres, &error)) << error;
-    EXPECT_EQ(spheres.size(), 2u);
-    ASSERT_TRUE(load_scene_file(source("tests/ch05_raytrace/scenes/good_bom.txt"), &spheres, &error))
+    ASSERT_TRUE(
+        load_scene_file(source("tests/ch05_raytrace/scenes/good_mixed.txt"), &spheres, &error))
         << error;
     EXPECT_EQ(spheres.size(), 2u);
-    EXPECT_FALSE(load_scene_file(source("tests/ch05_raytrace/scenes/bad_count.txt"), &spheres, &error));
+    ASSERT_TRUE(
+        load_scene_file(source("tests/ch05_raytrace/scenes/good_bom.txt"), &spheres, &error))
+        << error;
+    EXPECT_EQ(spheres.size(), 2u);
+    EXPECT_FALSE(
+        load_scene_file(source("tests/ch05_raytrace/scenes/bad_count.txt"), &spheres, &error));
     EXPECT_NE(error.find("bad_count.txt:4: expected 7 numbers"), std::string::npos) << error;
-    EXPECT_FALSE(load_scene_file(source("tests/ch05_raytrace/scenes/no-such-file.txt"), &spheres, &error));
-    EXPECT_NE(error.find("cannot open the scene file: No such file or directory"), std::string::npos) << error;
+    EXPECT_FALSE(
+        load_scene_file(source("tests/ch05_raytrace/scenes/no-such-file.txt"), &spheres, &error));
+    EXPECT_NE(error.find("cannot open the scene file: No such file or directory"),
+              std::string::npos)
+        << error;
     EXPECT_FALSE(load_scene_file(source("tests/ch05_raytrace/scenes"), &spheres, &error));
     EXPECT_NE(error.find("cannot read the scene file: it is a directory"), std::string::npos)
         << error;
@@ -170,8 +198,9 @@ TEST(SceneParser, OnlyRegularFilesAreRead) {
     // /dev/zero never ends (it used to end in std::bad_alloc), and a FIFO
     // with no writer would make fopen wait for ever: both refused unread.
     EXPECT_FALSE(load_scene_file("/dev/zero", &spheres, &error));
-    EXPECT_EQ(error, "/dev/zero: cannot read the scene file: it is not a regular file "
-                     "(a device, a pipe or a socket)");
+    EXPECT_EQ(error,
+              "/dev/zero: cannot read the scene file: it is not a regular file "
+              "(a device, a pipe or a socket)");
     std::string fifo = ::testing::TempDir() + "ch05_scene_fifo";
     std::remove(fifo.c_str());
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
@@ -241,7 +270,9 @@ TEST(CpuRenderers, PixelsWorkedOutByHand) {
     std::vector<Sphere> scene = {make_sphere(0, 0, 0, 100, 1, 0.5f, 0.25f)};
     ReferenceImage a = render_reference(scene, 301);
     ZImage b = zbuffer_render(scene, 301);
-    auto pixel = [](const std::vector<unsigned char>& rgba, int x, int y) { return &rgba[4 * (y * 301 + x)]; };
+    auto pixel = [](const std::vector<unsigned char>& rgba, int x, int y) {
+        return &rgba[4 * (y * 301 + x)];
+    };
     for (const std::vector<unsigned char>* img : {&a.rgba, &b.rgba}) {
         const unsigned char* centre = pixel(*img, 150, 150);  // n = 1
         EXPECT_EQ(centre[0], 255);
@@ -252,7 +283,8 @@ TEST(CpuRenderers, PixelsWorkedOutByHand) {
         EXPECT_NEAR(side[0], 204, 1);
         EXPECT_NEAR(side[1], 102, 1);
         EXPECT_NEAR(side[2], 51, 1);
-        const unsigned char* corner = pixel(*img, 150 + 80, 150 - 59);  // 80^2 + 59^2 = 9881 < 10000: inside
+        const unsigned char* corner =
+            pixel(*img, 150 + 80, 150 - 59);  // 80^2 + 59^2 = 9881 < 10000: inside
         EXPECT_GT(corner[0], 0);
         const unsigned char* outside = pixel(*img, 150 + 80, 150 - 61);  // 10121 > 10000: black
         EXPECT_EQ(outside[0] + outside[1] + outside[2], 0);
@@ -274,10 +306,17 @@ TEST(CpuRenderers, NearerSphereWinsWhicheverComesFirst) {
     }
 }
 TEST(CpuRenderers, TheTwoAlgorithmsAgree) {
-    struct Case { std::vector<Sphere> scene; int dim; };
-    std::vector<Case> cases = {{random_scene(1, 20), 1024}, {random_scene(2, 200), 300},
-                               {random_scene(3, MAX_SPHERES), 64}, {behind_scene(), 256},
-                               {edge_scene(37), 37}, {overlapping_scene(), 200}, {{}, 16}};
+    struct Case {
+        std::vector<Sphere> scene;
+        int dim;
+    };
+    std::vector<Case> cases = {{random_scene(1, 20), 1024},
+                               {random_scene(2, 200), 300},
+                               {random_scene(3, MAX_SPHERES), 64},
+                               {behind_scene(), 256},
+                               {edge_scene(37), 37},
+                               {overlapping_scene(), 200},
+                               {{}, 16}};
     for (const Case& c : cases) {
         ReferenceImage a = render_reference(c.scene, c.dim);
         ZImage b = zbuffer_render(c.scene, c.dim);
@@ -285,7 +324,8 @@ TEST(CpuRenderers, TheTwoAlgorithmsAgree) {
         for (long long p = 0; p < (long long)c.dim * c.dim; p++) {
             EXPECT_EQ(a.unsure[p], b.unsure[p]);
             if (a.unsure[p]) continue;
-            for (int ch = 0; ch < 4; ch++) differ += std::abs((int)a.rgba[4 * p + ch] - (int)b.rgba[4 * p + ch]) > 1;
+            for (int ch = 0; ch < 4; ch++)
+                differ += std::abs((int)a.rgba[4 * p + ch] - (int)b.rgba[4 * p + ch]) > 1;
         }
         EXPECT_EQ(differ, 0) << c.scene.size() << " spheres at " << c.dim;
         EXPECT_LE(a.unsure_count, (long long)c.dim * c.dim / 1000 + 4);

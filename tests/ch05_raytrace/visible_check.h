@@ -22,8 +22,10 @@ inline std::vector<unsigned char> coverage(const std::vector<Ball>& scene, int d
             for (int px = x0; px <= x1; px++) {
                 double u = px - half - (double)b.x, v = py - half - (double)b.y;
                 double h2 = R2 - u * u - v * v;
-                if (std::fabs(h2) <= 1e-5 * R2) rim[(size_t)py * dim + px] = 1;
-                else if (h2 > 0) covered[(size_t)py * dim + px] = 1;
+                if (std::fabs(h2) <= 1e-5 * R2)
+                    rim[(size_t)py * dim + px] = 1;
+                else if (h2 > 0)
+                    covered[(size_t)py * dim + px] = 1;
             }
     }
     for (size_t i = 0; i < covered.size(); i++)

@@ -22,44 +22,65 @@ static long long mismatches = -1;
 // The screenshot, read from xwd's format: a big-endian header, the window
 // name, a colour table, then rows of pixels, top row first.
 struct Screenshot {
-    int width = 0, height = 0;           // of the pixels below
-    int window_x = 0, window_y = 0;      // where the captured window is on the screen
+    int width = 0, height = 0;       // of the pixels below
+    int window_x = 0, window_y = 0;  // where the captured window is on the screen
     int window_width = 0, window_height = 0;
     std::vector<unsigned char> rgb;  // top row first
     std::string error;
 };
 
-static uint32_t be32(const unsigned char* p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
-static int shift_of(uint32_t mask) { int s = 0; while (mask && !(mask & 1)) mask >>= 1, s++; return s; }
+static uint32_t be32(const unsigned char* p) {
+    return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+static int shift_of(uint32_t mask) {
+    int s = 0;
+    while (mask && !(mask & 1)) mask >>= 1, s++;
+    return s;
+}
 
 static Screenshot read_xwd(const std::string& path) {
     Screenshot shot;
     FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) { shot.error = "no screenshot file " + path; return shot; }
+    if (!f) {
+        shot.error = "no screenshot file " + path;
+        return shot;
+    }
     std::vector<unsigned char> data;
     unsigned char chunk[65536];
     size_t got;
-    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.insert(data.end(), chunk, chunk + got);
+    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0)
+        data.insert(data.end(), chunk, chunk + got);
     std::fclose(f);
-    if (data.size() < 100) { shot.error = "screenshot too short"; return shot; }
+    if (data.size() < 100) {
+        shot.error = "screenshot too short";
+        return shot;
+    }
     const unsigned char* h = data.data();
-    uint32_t header_size = be32(h), format = be32(h + 8), width = be32(h + 16), height = be32(h + 20);
-    uint32_t byte_order = be32(h + 28), bits_per_pixel = be32(h + 44), bytes_per_line = be32(h + 48);
-    uint32_t red_mask = be32(h + 56), green_mask = be32(h + 60), blue_mask = be32(h + 64), ncolors = be32(h + 76);
+    uint32_t header_size = be32(h), format = be32(h + 8), width = be32(h + 16),
+             height = be32(h + 20);
+    uint32_t byte_order = be32(h + 28), bits_per_pixel = be32(h + 44),
+             bytes_per_line = be32(h + 48);
+    uint32_t red_mask = be32(h + 56), green_mask = be32(h + 60), blue_mask = be32(h + 64),
+             ncolors = be32(h + 76);
     shot.window_width = (int)be32(h + 80), shot.window_height = (int)be32(h + 84);
     shot.window_x = (int)be32(h + 88), shot.window_y = (int)be32(h + 92);
     if (format != 2 || (bits_per_pixel != 32 && bits_per_pixel != 24)) {
-        shot.error = "unexpected xwd format " + std::to_string(format) + " / " + std::to_string(bits_per_pixel) + " bpp";
+        shot.error = "unexpected xwd format " + std::to_string(format) + " / " +
+                     std::to_string(bits_per_pixel) + " bpp";
         return shot;
     }
     size_t offset = (size_t)header_size + (size_t)ncolors * 12;
-    if (offset + (size_t)bytes_per_line * height > data.size()) { shot.error = "screenshot truncated"; return shot; }
+    if (offset + (size_t)bytes_per_line * height > data.size()) {
+        shot.error = "screenshot truncated";
+        return shot;
+    }
     shot.width = (int)width, shot.height = (int)height;
     shot.rgb.resize((size_t)width * height * 3);
     for (uint32_t row = 0; row < height; row++)
         for (uint32_t col = 0; col < width; col++) {
             int bytes = (int)bits_per_pixel / 8;  // 4, or 3 when packed
-            const unsigned char* p = &data[offset + (size_t)row * bytes_per_line + (size_t)bytes * col];
+            const unsigned char* p =
+                &data[offset + (size_t)row * bytes_per_line + (size_t)bytes * col];
             uint32_t v = 0;
             for (int i = 0; i < bytes; i++)  // byte_order 0: least significant byte first
                 v |= (uint32_t)p[i] << (8 * (byte_order == 0 ? i : bytes - 1 - i));
@@ -93,8 +114,8 @@ static bool screenshot_and_compare(CPUBitmap* bitmap) {
     Screenshot window, screen;
     if (!run_xwd("-name bitmap", &window) || !run_xwd("-root", &screen)) return true;
     if (window.window_width != bitmap->x || window.window_height != bitmap->y) {
-        std::fprintf(stderr, "window_test: the window is %d x %d, the bitmap %d x %d\n", window.window_width,
-                     window.window_height, bitmap->x, bitmap->y);
+        std::fprintf(stderr, "window_test: the window is %d x %d, the bitmap %d x %d\n",
+                     window.window_width, window.window_height, bitmap->x, bitmap->y);
         return true;
     }
     if (window.window_x < 0 || window.window_y < 0 || window.window_x + bitmap->x > screen.width ||
@@ -108,12 +129,15 @@ static bool screenshot_and_compare(CPUBitmap* bitmap) {
     for (int y = 0; y < bitmap->y; y++)
         for (int x = 0; x < bitmap->x; x++) {
             const unsigned char* want = bitmap->get_ptr() + 4 * ((size_t)y * bitmap->x + x);
-            size_t row = (size_t)window.window_y + (bitmap->y - 1 - y), col = (size_t)window.window_x + x;
+            size_t row = (size_t)window.window_y + (bitmap->y - 1 - y),
+                   col = (size_t)window.window_x + x;
             const unsigned char* got = &screen.rgb[3 * (row * screen.width + col)];
             if (want[0] != got[0] || want[1] != got[1] || want[2] != got[2]) {
                 if (mismatches++ == 0)
-                    std::fprintf(stderr, "window_test: first difference at (%d, %d): bitmap %d %d %d, screen %d %d %d\n",
-                                 x, y, want[0], want[1], want[2], got[0], got[1], got[2]);
+                    std::fprintf(
+                        stderr,
+                        "window_test: first difference at (%d, %d): bitmap %d %d %d, screen %d %d %d\n",
+                        x, y, want[0], want[1], want[2], got[0], got[1], got[2]);
             }
         }
     if (mismatches > 0 && attempts < 5) {
@@ -157,10 +181,11 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (mismatches != 0) {
-        std::fprintf(stderr, "window_test: FAIL: %lld of %d pixels differ after %d attempts\n", mismatches, W * H,
-                     attempts);
+        std::fprintf(stderr, "window_test: FAIL: %lld of %d pixels differ after %d attempts\n",
+                     mismatches, W * H, attempts);
         return 1;
     }
-    std::printf("window_test: PASS: the %d x %d window shows the bitmap exactly (attempt %d)\n", W, H, attempts);
+    std::printf("window_test: PASS: the %d x %d window shows the bitmap exactly (attempt %d)\n", W,
+                H, attempts);
     return 0;
 }
