@@ -19,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+p = argparse.ArgumentParser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
 p.add_argument("--build", default="build", help="the CMake build folder (default: build)")
 p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--repeats", type=int, default=200, help="timed kernel launches per run")
@@ -31,7 +32,8 @@ programs = {"global": os.path.join(args.build, "ch05_raytrace", "ray_noconst"),
             "constant": os.path.join(args.build, "ch05_raytrace", "ray")}
 for path in programs.values():
     if not os.access(path, os.X_OK):
-        sys.exit(f"compare.py: {path} is not built (cmake --build {args.build} --target ray ray_noconst)")
+        sys.exit(f"compare.py: {path} is not built "
+                 f"(cmake --build {args.build} --target ray ray_noconst)")
 out = args.out or tempfile.mkdtemp(prefix="ch05_compare_")
 os.makedirs(out, exist_ok=True)
 
@@ -43,14 +45,17 @@ for spheres, divergent in scenes:
         order = ["global", "constant"] if round_ % 2 == 0 else ["constant", "global"]
         for version in order:
             image = os.path.join(out, f"{version}_{spheres}{'_div' if divergent else ''}.ppm")
-            cmd = [programs[version], "--spheres", str(spheres), "--dim", str(args.dim), "--repeats",
-                   str(args.repeats), "--output", image, "--json"] + (["--divergent"] if divergent else [])
+            cmd = [programs[version], "--spheres", str(spheres), "--dim", str(args.dim),
+                   "--repeats", str(args.repeats), "--output", image, "--json"]
+            cmd += ["--divergent"] if divergent else []
             run = subprocess.run(cmd, capture_output=True, text=True)
             if run.returncode == 77:
                 sys.exit("compare.py: no GPU: " + run.stderr.strip())
             if run.returncode != 0:
-                sys.exit(f"compare.py: {' '.join(cmd)} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
-            record = [json.loads(l) for l in run.stdout.splitlines() if l.startswith('{"schema":1')][0]
+                sys.exit(f"compare.py: {' '.join(cmd)} failed ({run.returncode}):\n"
+                         f"{run.stdout}{run.stderr}")
+            lines = run.stdout.splitlines()
+            record = [json.loads(l) for l in lines if l.startswith('{"schema":1')][0]
             device = record["device"]
             results.setdefault((spheres, divergent, version), []).append(record)
 
@@ -66,7 +71,8 @@ print("|---:|---|---:|---:|---|---:|---:|")
 for spheres, divergent in scenes:
     g = results[(spheres, divergent, "global")]
     c = results[(spheres, divergent, "constant")]
-    ratios = [cr["time_ms"]["median"] / gr["time_ms"]["median"] for gr, cr in zip(g, c)]  # round by round
+    # round by round
+    ratios = [cr["time_ms"]["median"] / gr["time_ms"]["median"] for gr, cr in zip(g, c)]
     kg, kc = cell(g, "kernel"), cell(c, "kernel")
     eg, ec = cell(g, "e2e"), cell(c, "e2e")
     print(f"| {spheres} | {'divergent' if divergent else 'uniform'} "
@@ -74,5 +80,6 @@ for spheres, divergent in scenes:
           f"| {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}) "
           f"| {eg[0]:.3f} ({eg[1]:.3f}-{eg[2]:.3f}) | {ec[0]:.3f} ({ec[1]:.3f}-{ec[2]:.3f}) |")
 print("\nkernel: the median of each run's launches; the cell gives the median over rounds and "
-      "(min-max over rounds).\nend to end: each run's median of 5 (malloc + copies + kernel + copy back).")
+      "(min-max over rounds).\n"
+      "end to end: each run's median of 5 (malloc + copies + kernel + copy back).")
 print("Every run also checked its image against the CPU reference: all PASS.")

@@ -17,5 +17,6 @@ CXX=${CXX:-clang++}
 cp ch05_raytrace/scenes/*.txt tests/ch05_raytrace/scenes/*.txt "$out/corpus/"
 cd "$out"
 ./fuzz_scene_parser -max_total_time="$seconds" -max_len=8192 -print_final_stats=1 \
-  -dict=../../tests/ch05_raytrace/scene.dict corpus 2>&1 | tee fuzz.log | grep -E "^#[0-9]+ +(DONE|pulse)|stat::|ERROR|SUMMARY" || true
+  -dict=../../tests/ch05_raytrace/scene.dict corpus 2>&1 | tee fuzz.log |
+  grep -E "^#[0-9]+ +(DONE|pulse)|stat::|ERROR|SUMMARY" || true
 grep -q "^stat::number_of_executed_units" fuzz.log && ! grep -q "ERROR:" fuzz.log

@@ -22,7 +22,8 @@ mkdir -p "$outdir"
 # that resets when its last client leaves would refuse freeglut a moment later.
 displayfile="$outdir/display"
 rm -f "$displayfile"
-Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset 3>"$displayfile" 2>"$outdir/xvfb.log" &
+Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset \
+  3>"$displayfile" 2>"$outdir/xvfb.log" &
 xvfb_pid=$!
 trap 'kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null' EXIT
 for _ in $(seq 100); do
@@ -30,7 +31,11 @@ for _ in $(seq 100); do
   kill -0 "$xvfb_pid" 2>/dev/null || break
   sleep 0.1
 done
-[ -s "$displayfile" ] || { echo "window test: FAIL: Xvfb did not start:" >&2; cat "$outdir/xvfb.log" >&2; exit 1; }
+if [ ! -s "$displayfile" ]; then
+  echo "window test: FAIL: Xvfb did not start:" >&2
+  cat "$outdir/xvfb.log" >&2
+  exit 1
+fi
 export DISPLAY=":$(tr -d '[:space:]' <"$displayfile")"
 echo "window test: Xvfb on $DISPLAY"
 timeout 60 "$program" "$outdir"
