@@ -13,6 +13,9 @@
 // Each copy is repeated after a warm-up, the median gives GB/s (1 GB = 1e9
 // bytes), and every byte that comes back is compared with what was sent.
 //
+// Source: "GPU Programming" (CSInParallel, 2012), chapter 6, and the Bologna "CUDA
+// Programming" slides, pinned memory.
+//
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o pinned_vs_pageable pinned_vs_pageable.cu
 // Run:
@@ -26,11 +29,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
-#include "../common/args.h"
-#include "../common/device_info.h"
-#include "../common/handle_error.h"
-#include "../common/report.h"
-#include "../common/timer.h"
+#include "../common/report.h"  // also args.h, device_info.h, timer.h, handle_error.h
 
 // There is no kernel in this program: the copy engines do all the work.
 
@@ -88,16 +87,41 @@ void fill_pattern(unsigned char* p, size_t bytes) {
 }
 
 // How many bytes differ between what was sent and what came back.
-long long count_wrong_bytes(const unsigned char* sent, const unsigned char* received, size_t bytes) {
+long long count_wrong_bytes(const unsigned char* sent, const unsigned char* received,
+                            size_t bytes) {
     if (std::memcmp(sent, received, bytes) == 0) return 0;  // the fast, usual answer
     long long wrong = 0;
     for (size_t i = 0; i < bytes; i++) wrong += (sent[i] != received[i]);
     return wrong;
 }
 
+// One direction: `repeats` copies of `bytes` (after 2 warm-ups), each between two
+// CUDA events in the default stream. cudaMemcpy from pageable memory returns only
+// once the data has been staged and sent, so the events measure the whole transfer.
+TimingStats time_copies(void* to, const void* from, size_t bytes, cudaMemcpyKind kind,
+                        int repeats) {
+    for (int i = 0; i < 2; i++) HANDLE_ERROR(cudaMemcpy(to, from, bytes, kind));
+    cudaEvent_t start, stop;
+    HANDLE_ERROR(cudaEventCreate(&start));
+    HANDLE_ERROR(cudaEventCreate(&stop));
+    std::vector<double> samples;
+    for (int i = 0; i < repeats; i++) {
+        HANDLE_ERROR(cudaEventRecord(start, 0));
+        HANDLE_ERROR(cudaMemcpy(to, from, bytes, kind));
+        HANDLE_ERROR(cudaEventRecord(stop, 0));
+        HANDLE_ERROR(cudaEventSynchronize(stop));  // the GPU has reached `stop`
+        float ms = 0;
+        HANDLE_ERROR(cudaEventElapsedTime(&ms, start, stop));
+        samples.push_back(ms);
+    }
+    HANDLE_ERROR(cudaEventDestroy(start));
+    HANDLE_ERROR(cudaEventDestroy(stop));
+    return summarize(samples);  // median, min and max (common/timer.h)
+}
+
 struct RoundTrip {
-    TimingStats h2d, d2h;  // one cudaMemcpy of `bytes`, each direction
-    long long wrong_bytes; // bytes that did not come back as they were sent
+    TimingStats h2d, d2h;   // one cudaMemcpy of `bytes`, each direction
+    long long wrong_bytes;  // bytes that did not come back as they were sent
 };
 
 // The measurement shared by main() and tests/ch06_streams: `src` goes to the
@@ -112,17 +136,14 @@ RoundTrip time_round_trip(unsigned char* src, unsigned char* dst, unsigned char*
     fill_pattern(src, bytes);
     std::memset(dst, 0, bytes);
     HANDLE_ERROR(cudaMemset(dev, 0xFF, bytes));  // poison: never a pattern byte
+    HANDLE_ERROR(cudaDeviceSynchronize());
 
     RoundTrip r;
-    // cudaMemcpy from pageable memory returns only once the data has been
-    // staged and sent, so events around it measure the whole transfer.
-    r.h2d = time_gpu([&] { HANDLE_ERROR(cudaMemcpy(dev, src, bytes, cudaMemcpyHostToDevice)); }, repeats);
-    r.d2h = time_gpu([&] { HANDLE_ERROR(cudaMemcpy(dst, dev, bytes, cudaMemcpyDeviceToHost)); }, repeats);
+    r.h2d = time_copies(dev, src, bytes, cudaMemcpyHostToDevice, repeats);
+    r.d2h = time_copies(dst, dev, bytes, cudaMemcpyDeviceToHost, repeats);
     r.wrong_bytes = count_wrong_bytes(src, dst, bytes);
     return r;
 }
-
-double gigabytes_per_second(size_t bytes, const TimingStats& t) { return bytes / (t.median_ms * 1e6); }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
@@ -135,23 +156,60 @@ const char* USAGE =
     "exit codes: 0 every byte arrived intact, 1 a byte did not (or a CUDA error),\n"
     "            2 bad usage or a size the host or the GPU cannot hold, 77 no CUDA device\n";
 
-struct Row {
-    size_t bytes;
-    HostKind kind;
-    RoundTrip result;
-};
-
 std::string size_text(size_t bytes) {
     char text[32];
-    if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) std::snprintf(text, sizeof text, "%zu GiB", bytes >> 30);
-    else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) std::snprintf(text, sizeof text, "%zu MiB", bytes >> 20);
-    else if (bytes % 1024 == 0) std::snprintf(text, sizeof text, "%zu KiB", bytes >> 10);
-    else std::snprintf(text, sizeof text, "%zu B", bytes);
+    if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+        std::snprintf(text, sizeof text, "%zu GiB", bytes >> 30);
+    else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+        std::snprintf(text, sizeof text, "%zu MiB", bytes >> 20);
+    else if (bytes % 1024 == 0)
+        std::snprintf(text, sizeof text, "%zu KiB", bytes >> 10);
+    else
+        std::snprintf(text, sizeof text, "%zu B", bytes);
     return text;
 }
 
+// The sizes: the largest alone, or 4 KiB, 16 KiB, ... up to it (always included).
+// A long run says so first: each size and kind of memory takes 2 x (repeats + 2)
+// copies at 5 GB/s (conservative: the H200 machine's pageable copies run at 9 to
+// 16 GB/s), and the host pins, fills, clears and compares at 2 GB/s.
+std::vector<size_t> plan_sizes(size_t largest, bool sweep, int repeats) {
+    std::vector<size_t> sizes;
+    for (size_t s = 4096; sweep && s < largest; s *= 4) sizes.push_back(s);
+    sizes.push_back(largest);
+    double seconds = 0;
+    for (size_t bytes : sizes)
+        seconds += HOST_KINDS * (2 * (repeats + 2) * (bytes / 5e9) + 4 * (bytes / 2e9));
+    announce_long_run(seconds, "estimated for copies at 5 GB/s and the host at 2 GB/s");
+    return sizes;
+}
+
+// Two lines (and records) for one round trip: each direction's rate, and how
+// many times faster than from pageable memory of the same size.
+void report_round_trip(Report& report, size_t bytes, HostKind kind, const RoundTrip& r,
+                       const RoundTrip& pageable) {
+    for (int direction = 0; direction < 2; direction++) {
+        const TimingStats& t = direction == 0 ? r.h2d : r.d2h;
+        const TimingStats& base = direction == 0 ? pageable.h2d : pageable.d2h;
+        const char* way = direction == 0 ? "h2d" : "d2h";
+        std::string variant = std::string(HOST_KIND_NAMES[kind]) + "-" + way;
+        char label[64];
+        std::snprintf(label, sizeof label, "%-7s %-10s %s  %5.2fx pageable",
+                      size_text(bytes).c_str(), HOST_KIND_NAMES[kind], way,
+                      base.median_ms / t.median_ms);
+        report.record(variant.c_str(), label, t, bytes / (t.median_ms * 1e6), NAN, NAN, nullptr);
+        // Each record's own size: a sweep has many. (Report's size() is one for the run.)
+        report.extra("size", JsonRecord().add("bytes", (long long)bytes));
+        report.extra("memory", HOST_KIND_NAMES[kind]);
+        report.extra("direction", way);
+        report.extra("speedup_vs_pageable", base.median_ms / t.median_ms);
+        report.extra("wrong_bytes", r.wrong_bytes);
+    }
+    if (r.wrong_bytes) std::printf("  DATA WRONG: %lld bytes\n", r.wrong_bytes);
+}
+
 int main(int argc, char** argv) {
-    Args args(argc, argv, "pinned_vs_pageable", USAGE);
+    Args args(argc, argv, USAGE);
     bool sweep = args.flag("--sweep");
     // Whether an option was given at all, not whether its value is empty:
     // "--mb ''" is given (and refused as empty), never "no --mb".
@@ -161,98 +219,41 @@ int main(int argc, char** argv) {
         args.fail("--max-mb sets the end of the sweep; it needs --sweep");
     long long mb = sweep ? args.integer("--max-mb", 1024, 1, LLONG_MAX)
                          : args.integer("--mb", 64, 1, LLONG_MAX);
-    int repeats = (int)args.integer("--repeats", 10, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
+    Report report(args, 10);
     size_t largest = checked_bytes(args, mb, 1 << 20, 1);
-
-    // The sizes: one, or 4 KiB, 16 KiB, ... up to the largest (always included).
-    std::vector<size_t> sizes;
-    if (sweep) {
-        for (size_t s = 4096; s < largest; s *= 4) sizes.push_back(s);
-    }
-    sizes.push_back(largest);
-
     // Two host buffers of one kind at a time (sent and received), one device buffer.
-    check_fits_on_host(args, checked_bytes(args, mb, 1 << 20, 2));
-    DeviceInfo dev = require_device("pinned_vs_pageable");
-    check_fits_on_device(args, largest);
-    print_device(dev);
+    size_t host_bytes = checked_bytes(args, mb, 1 << 20, 2);
+    check_fits_on_host(args, host_bytes);  // before looking for a GPU: exit 2 without one too
+    const DeviceInfo& dev = report.start(largest, host_bytes);
     std::printf("Copy engines (cudaDevAttrAsyncEngineCount): %d%s\n", dev.copy_engines,
                 dev.copy_engines >= 2 ? " -- one can send while another receives" : "");
-    std::printf("pinned_vs_pageable: cudaMemcpy, median of %d copies after 2 warm-ups; GB/s = 1e9 bytes/s\n\n",
-                repeats);
-    // A long run says so first. Each size and kind of memory: 2 x (repeats + 2)
-    // copies at 5 GB/s (conservative: the H200 machine's pageable copies run at 9
-    // to 16 GB/s), and the host pins, fills, clears and compares at 2 GB/s.
-    double seconds = 0;
-    for (size_t bytes : sizes)
-        seconds += HOST_KINDS * (2 * (repeats + 2) * (bytes / 5e9) + 4 * (bytes / 2e9));
-    announce_long_run(seconds, "estimated for copies at 5 GB/s and the host at 2 GB/s");
+    std::printf("cudaMemcpy, median of %d copies after 2 warm-ups; GB/s = 1e9 bytes/s\n\n",
+                report.repeats());
+    std::vector<size_t> sizes = plan_sizes(largest, sweep, report.repeats());
 
     unsigned char* dev_buffer;
     HANDLE_ERROR(cudaMalloc((void**)&dev_buffer, largest));
-
-    std::vector<Row> rows;
-    std::printf("  %-10s  %-11s %10s %10s %12s %12s  %s\n", "size", "memory", "H2D GB/s", "D2H GB/s",
-                "H2D ms", "D2H ms", "x pageable (H2D, D2H)");
+    int round_trips = 0, wrong_trips = 0;
     for (size_t bytes : sizes) {
+        RoundTrip pageable;  // the first kind: every other is compared with it
         for (int k = 0; k < HOST_KINDS; k++) {
             HostKind kind = (HostKind)k;
             unsigned char* src = alloc_host(kind, bytes);
             unsigned char* dst = src ? alloc_host(kind, bytes) : nullptr;
-            if (!dst) {
-                char message[160];
-                std::snprintf(message, sizeof message, "cannot allocate 2 x %s of %s host memory",
-                              size_text(bytes).c_str(), HOST_KIND_NAMES[k]);
-                args.fail(message);
-            }
-            RoundTrip r = time_round_trip(src, dst, dev_buffer, bytes, repeats);
+            if (!dst)
+                args.fail("cannot allocate 2 x " + size_text(bytes) + " of " + HOST_KIND_NAMES[k] +
+                          " host memory");
+            RoundTrip r = time_round_trip(src, dst, dev_buffer, bytes, report.repeats());
             free_host(kind, src);
             free_host(kind, dst);
-            rows.push_back({bytes, kind, r});
-
-            const RoundTrip& pageable = rows[rows.size() - 1 - k].result;  // this size's first row
-            double h2d = gigabytes_per_second(bytes, r.h2d), d2h = gigabytes_per_second(bytes, r.d2h);
-            std::printf("  %-10s  %-11s %10.2f %10.2f %12.4f %12.4f", size_text(bytes).c_str(), HOST_KIND_NAMES[k],
-                        h2d, d2h, r.h2d.median_ms, r.d2h.median_ms);
-            if (kind != PAGEABLE)
-                std::printf("  %.2fx, %.2fx", pageable.h2d.median_ms / r.h2d.median_ms,
-                            pageable.d2h.median_ms / r.d2h.median_ms);
-            std::printf("%s\n", r.wrong_bytes ? "  DATA WRONG" : "");
+            if (kind == PAGEABLE) pageable = r;
+            report_round_trip(report, bytes, kind, r, pageable);
+            round_trips++;
+            wrong_trips += (r.wrong_bytes != 0);
         }
     }
     HANDLE_ERROR(cudaFree(dev_buffer));
-
-    // One JSON record per size, kind and direction.
-    long long wrong_rows = 0;
-    for (size_t i = 0; i < rows.size(); i++) {
-        const Row& row = rows[i];
-        const RoundTrip& pageable = rows[i - row.kind].result;
-        wrong_rows += (row.result.wrong_bytes != 0);
-        const char* result = row.result.wrong_bytes ? "FAIL" : "PASS";
-        for (int direction = 0; direction < 2; direction++) {
-            const TimingStats& t = direction == 0 ? row.result.h2d : row.result.d2h;
-            const TimingStats& base = direction == 0 ? pageable.h2d : pageable.d2h;
-            std::string variant = std::string(HOST_KIND_NAMES[row.kind]) + (direction == 0 ? "-h2d" : "-d2h");
-            JsonRecord size, launch;
-            size.add("bytes", (long long)row.bytes);
-            launch.add("api", "cudaMemcpy");
-            print_json(json, measurement_against("pinned_vs_pageable", variant.c_str(), dev, t,
-                                                 gigabytes_per_second(row.bytes, t), NAN, NAN, nullptr, result)
-                                 .add("size", size).add("launch", launch)
-                                 .add("memory", HOST_KIND_NAMES[row.kind])
-                                 .add("direction", direction == 0 ? "h2d" : "d2h")
-                                 .add("speedup_vs_pageable", base.median_ms / t.median_ms)
-                                 .add("wrong_bytes", row.result.wrong_bytes));
-        }
-    }
-
-    char detail[160];
-    if (wrong_rows)
-        std::snprintf(detail, sizeof detail, "%lld of %zu round trips brought back wrong bytes", wrong_rows, rows.size());
-    else
-        std::snprintf(detail, sizeof detail, "every byte of %zu round trips came back as it was sent", rows.size());
-    return verdict(wrong_rows == 0, detail);
+    return report.verdict(wrong_trips == 0, "%d of %d round trips brought back wrong bytes",
+                          wrong_trips, round_trips);
 }
 #endif

@@ -43,8 +43,8 @@ TEST_F(Ceilings, SgemmCheckPassesCublasAndCatchesWrongProducts) {
     EXPECT_GE(sgemm_entries_wrong(a.ptr, b.ptr, c.ptr, n, 16), 12);
 
     // The last of the n products left out of every sum: far outside the rounding bound.
-    HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n - 1, &one, a.ptr, n, b.ptr, n,
-                              &zero, c.ptr, n));
+    HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n - 1, &one, a.ptr, n, b.ptr,
+                              n, &zero, c.ptr, n));
     EXPECT_GE(sgemm_entries_wrong(a.ptr, b.ptr, c.ptr, n, 16), 12);
     HANDLE_CUBLAS(cublasDestroy(handle));
 }

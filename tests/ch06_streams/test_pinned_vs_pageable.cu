@@ -23,17 +23,21 @@ static long long round_trip_wrong_bytes(HostKind kind, size_t bytes) {
 }
 
 TEST_F(PinnedVsPageable, OneByteEachKind) {
-    for (int k = 0; k < HOST_KINDS; k++) EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 1), 0) << HOST_KIND_NAMES[k];
+    for (int k = 0; k < HOST_KINDS; k++)
+        EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 1), 0) << HOST_KIND_NAMES[k];
 }
 // Not a multiple of a page (4096) nor of the pattern's period (251).
 TEST_F(PinnedVsPageable, OddSizeEachKind) {
-    for (int k = 0; k < HOST_KINDS; k++) EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 100003), 0) << HOST_KIND_NAMES[k];
+    for (int k = 0; k < HOST_KINDS; k++)
+        EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 100003), 0) << HOST_KIND_NAMES[k];
 }
 TEST_F(PinnedVsPageable, OneMiBEachKind) {
-    for (int k = 0; k < HOST_KINDS; k++) EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 1 << 20), 0) << HOST_KIND_NAMES[k];
+    for (int k = 0; k < HOST_KINDS; k++)
+        EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 1 << 20), 0) << HOST_KIND_NAMES[k];
 }
 TEST_F(PinnedVsPageable, Large256MiBEachKind) {
-    for (int k = 0; k < HOST_KINDS; k++) EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 256u << 20), 0) << HOST_KIND_NAMES[k];
+    for (int k = 0; k < HOST_KINDS; k++)
+        EXPECT_EQ(round_trip_wrong_bytes((HostKind)k, 256u << 20), 0) << HOST_KIND_NAMES[k];
 }
 
 // Registered memory that is not page-aligned: malloc'd memory plus an odd offset.
@@ -71,5 +75,6 @@ TEST_F(PinnedVsPageable, CheckerCatchesAShortCopy) {
 // refused cudaHostAlloc as an API error, leaves it out.
 TEST_F(PinnedVsPageable, ImpossibleAllocationReturnsNullLarge) {
     const size_t huge = 1ull << 60;  // an exbibyte
-    for (int k = 0; k < HOST_KINDS; k++) EXPECT_EQ(alloc_host((HostKind)k, huge), nullptr) << HOST_KIND_NAMES[k];
+    for (int k = 0; k < HOST_KINDS; k++)
+        EXPECT_EQ(alloc_host((HostKind)k, huge), nullptr) << HOST_KIND_NAMES[k];
 }

@@ -27,4 +27,6 @@ TEST(PinnedVsPageablePattern, CheckerCountsWrongBytes) {
     EXPECT_EQ(count_wrong_bytes(sent.data(), received.data(), sent.size()), 1);
 }
 
-TEST(PinnedVsPageableHost, PhysicalMemoryIsKnown) { EXPECT_GT(host_physical_bytes(), 0ull); }
+TEST(PinnedVsPageableHost, PhysicalMemoryIsKnown) {
+    EXPECT_GT(host_physical_bytes(), 0ull);
+}

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 // The most literal CPU reference: the generator applied step by step.
 static word_t lcg_loop(word_t x, int steps) {
@@ -62,7 +63,7 @@ TEST(StreamsCpu, IdealPipelinedTime) {
 // Three copies reached at once run one after another on the one link.
 TEST(StreamsCpu, RunStartsAreInferredFromTheQueue) {
     std::vector<Segment> segments = {
-        {0, 0, H2D, 0.0, 1.0, 0.0}, {2, 2, H2D, 0.0, 3.0, 0.0}, {1, 1, H2D, 0.0, 2.0, 0.0},
+        {0, 0, H2D, 0.0, 1.0, 0.0},    {2, 2, H2D, 0.0, 3.0, 0.0}, {1, 1, H2D, 0.0, 2.0, 0.0},
         {0, 0, KERNEL, 1.0, 2.0, 1.0},  // reached when its copy ended, engine free: runs at once
         {1, 1, KERNEL, 2.5, 3.0, 2.5},  // reached after the first kernel ended: no wait
     };
@@ -74,3 +75,25 @@ TEST(StreamsCpu, RunStartsAreInferredFromTheQueue) {
     EXPECT_DOUBLE_EQ(segments[4].run_ms, 2.5);
 }
 
+// The timeline's JSON, as scripts/plot_results.py reads it: one object per
+// segment, the inferred start under "run_start_ms".
+TEST(StreamsCpu, SegmentsJson) {
+    std::vector<Segment> segments = {{0, 0, H2D, 0.0, 1.5, 0.0}, {1, 1, D2H, 0.25, 3.0, 2.0}};
+    EXPECT_EQ(segments_json(segments),
+              "[{\"stream\":0,\"chunk\":0,\"op\":\"h2d\",\"start_ms\":0,\"end_ms\":1.5,"
+              "\"run_start_ms\":0},{\"stream\":1,\"chunk\":1,\"op\":\"d2h\",\"start_ms\":0.25,"
+              "\"end_ms\":3,\"run_start_ms\":2}]");
+    EXPECT_EQ(segments_json({}), "[]");
+}
+
+// --work auto: with a kernel whose time is proportional to its steps, the
+// calibration lands on the steps that take as long as the copy.
+TEST(StreamsCpu, CalibrationMatchesTheCopyTime) {
+    int tried = 0;
+    int steps = calibrate_steps(4.0, [&](int k) {
+        tried++;
+        return 0.01 * k;  // 100 steps a millisecond
+    });
+    EXPECT_EQ(steps, 400);
+    EXPECT_EQ(tried, 2);
+}
