@@ -1,6 +1,6 @@
 // Dot-SM-Warp.cu -- the dot product at the speed of memory (chapter 3, step 3 of 3).
 //
-// The next step after Dot-SM, beyond the document. Three changes:
+// The next step after Dot-SM, beyond the original. Three changes:
 //  1. No 32-block cap: the grid is sized from the device (as many blocks as
 //     its multiprocessors keep resident), so every SM has work and enough
 //     loads are in flight to keep the memory busy.
@@ -15,13 +15,17 @@
 // Then it asks a vendor library for the same dot product -- CUB, which ships
 // with the CUDA toolkit -- and prints both speeds and their ratio.
 //
+// Source: "GPU Programming" (CSInParallel, 2012), chapter 3, beyond Dot-SM.
+//
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o Dot-SM-Warp Dot-SM-Warp.cu
 // Run:
-//   ./Dot-SM-Warp                 N = 2^28, the document's data, grid sized from the GPU
+//   ./Dot-SM-Warp                 N = 2^28, the original's data, grid sized from the GPU
 //   ./Dot-SM-Warp --data random   +-1/8 ... +-7/8 at random, both signs, checked exactly
 //   ./Dot-SM-Warp --help          every option
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -32,8 +36,7 @@
 #include "../common/device_info.h"
 #include "../common/handle_error.h"
 #include "../common/report.h"
-#include "../common/timer.h"
-#include "dot_reference.h"
+#include "dot.h"
 
 const int WARP_SIZE = 32;
 const unsigned FULL_WARP = 0xffffffffu;  // all 32 lanes take part in a shuffle
@@ -102,23 +105,19 @@ __global__ void sum_partials(const float* partial, int count, float* result) {
 // associative, so the answer would change in its last bits from run to run;
 // they also need result zeroed before every launch. The second launch costs a
 // few microseconds, and the answer is the same every time on the same GPU.
-void dot_sm_warp(const float* dev_a, const float* dev_b, float* dev_partial, float* dev_result, long long n,
-                 int blocks, int threads) {
+void launch_dot_warp(const float* dev_a, const float* dev_b, float* dev_partial, float* dev_result,
+                     long long n, int blocks, int threads) {
     dot_warp<<<blocks, threads>>>(dev_a, dev_b, dev_partial, n);
     CHECK_LAUNCH();
     sum_partials<<<1, SECOND_PASS_THREADS>>>(dev_partial, blocks, dev_result);
     CHECK_LAUNCH();
 }
 
-// The grid sized from the device: the blocks its SMs keep resident at once
-// (asked of the occupancy calculator), but no more than there are groups of
-// four elements to go around.
-int dot_warp_blocks(long long n, int threads, const DeviceInfo& dev) {
-    int blocks_per_sm = 0;
-    HANDLE_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, dot_warp, threads, 0));
-    long long needed = ceil_div(ceil_div(n, 4), threads);
-    long long resident = (long long)blocks_per_sm * dev.sm_count;
-    return (int)(needed < resident ? needed : resident);
+// The grid sized from the device: the blocks its SMs keep resident at once,
+// but no more than there are groups of four elements to go around.
+int dot_warp_blocks(long long n, int threads) {
+    return (int)std::min<long long>(ceil_div(ceil_div(n, 4), threads),
+                                    blocks_to_fill_gpu(dot_warp, threads));
 }
 
 // The longest chain of float roundings a product goes through: the product,
@@ -140,23 +139,59 @@ struct Product {
 
 size_t cub_dot_temp_bytes(long long n) {
     size_t bytes = 0;
-    HANDLE_ERROR(cub::DeviceReduce::TransformReduce(nullptr, bytes, thrust::counting_iterator<long long>(0),
-                                                    (float*)nullptr, n, cuda::std::plus<float>(),
-                                                    Product{nullptr, nullptr}, 0.0f));
+    HANDLE_ERROR(cub::DeviceReduce::TransformReduce(
+        nullptr, bytes, thrust::counting_iterator<long long>(0), (float*)nullptr, n,
+        cuda::std::plus<float>(), Product{nullptr, nullptr}, 0.0f));
     return bytes;
 }
 
 void cub_dot(const float* dev_a, const float* dev_b, float* dev_result, long long n, void* dev_temp,
              size_t temp_bytes) {
-    HANDLE_ERROR(cub::DeviceReduce::TransformReduce(dev_temp, temp_bytes, thrust::counting_iterator<long long>(0),
-                                                    dev_result, n, cuda::std::plus<float>(),
-                                                    Product{dev_a, dev_b}, 0.0f));
+    HANDLE_ERROR(cub::DeviceReduce::TransformReduce(
+        dev_temp, temp_bytes, thrust::counting_iterator<long long>(0), dev_result, n,
+        cuda::std::plus<float>(), Product{dev_a, dev_b}, 0.0f));
     CHECK_LAUNCH();
+}
+
+// How close ours comes to the vendor's: CUB's dot product from the same
+// inputs (checked against the same reference, recorded, not part of the
+// verdict), and a device-to-device copy of the same bytes as a yardstick of
+// what this memory can do. Ours took `ours`; prints the ratio.
+void compare_with_cub(Report& report, const DotData& data, const float* dev_a, float* dev_b,
+                      long long depth, const TimingStats& ours) {
+    size_t bytes = data.n * sizeof(float), temp_bytes = cub_dot_temp_bytes(data.n);
+    float *dev_result, cub_sum = 0;
+    void* dev_temp;
+    HANDLE_ERROR(cudaMalloc(&dev_result, sizeof(float)));
+    HANDLE_ERROR(cudaMalloc(&dev_temp, temp_bytes ? temp_bytes : 1));
+    HANDLE_ERROR(cudaMemset(dev_result, 0xFF, sizeof(float)));  // poison: NaN until written
+    cub_dot(dev_a, dev_b, dev_result, data.n, dev_temp, temp_bytes);
+    HANDLE_ERROR(cudaMemcpy(&cub_sum, dev_result, sizeof(float), cudaMemcpyDeviceToHost));
+    std::printf("  CUB TransformReduce %.9e  (|CUB - reference| = %.3e)\n", (double)cub_sum,
+                std::fabs(cub_sum - data.ref.sum));
+
+    TimingStats vendor =
+        report.bandwidth("cub", "CUB DeviceReduce::TransformReduce", 2.0 * bytes,
+                         [&] { cub_dot(dev_a, dev_b, dev_result, data.n, dev_temp, temp_bytes); });
+    double ratio = vendor.median_ms / ours.median_ms;  // = our GB/s over CUB's
+    report.extra("abs_error", std::fabs(cub_sum - data.ref.sum));
+    report.extra("within_bound", within_bound(cub_sum, data.ref, depth));
+    report.extra("vendor_gbs", 2.0 * bytes / (vendor.median_ms * 1e6));
+    report.extra("ratio_to_vendor", ratio);
+    report.extra("cpu_ms", data.cpu_ms);  // the CPU's dot product, the tour's baseline
+    // Reads a and writes b: the last use of b.
+    report.bandwidth("d2d-copy", "device-to-device cudaMemcpy", 2.0 * bytes, [&] {
+        HANDLE_ERROR(cudaMemcpyAsync(dev_b, dev_a, bytes, cudaMemcpyDeviceToDevice));
+    });
+    std::printf("  ours reaches %.1f%% of CUB's bandwidth (goal: at least 95%%)\n", 100 * ratio);
+    HANDLE_ERROR(cudaFree(dev_result));
+    HANDLE_ERROR(cudaFree(dev_temp));
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
-    "usage: Dot-SM-Warp [--n N] [--data document|random] [--threads T] [--blocks B|auto] [--repeats R] [--json]\n"
+    "usage: Dot-SM-Warp [--n N] [--data document|random] [--threads T] [--blocks B|auto]\n"
+    "                   [--repeats R] [--json]\n"
     "  --n N          elements per vector (default 2^28; at most 2^31)\n"
     "  --data D       'document': a[i] = i, b[i] = 2i (default); 'random': +-1/8 .. +-7/8\n"
     "  --threads T    threads per block, a multiple of 32 up to 1024 (default 256)\n"
@@ -165,139 +200,54 @@ const char* USAGE =
     "  --json         also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "Dot-SM-Warp", USAGE);
+    Args args(argc, argv, USAGE);
     long long n = args.integer("--n", 1LL << 28, 1, 1LL << 31);
-    std::string data = args.text("--data", "document");
-    if (data != "document" && data != "random") args.fail("--data must be 'document' or 'random'");
+    bool random = read_random_data(args);
+    std::string grid = args.text("--blocks", "auto");
+    long long blocks = grid == "auto" ? 0 : args.to_integer("--blocks", grid, 1, INT_MAX);
     int threads = (int)args.integer("--threads", 256, 1, 1024);
     if (threads % WARP_SIZE != 0)
         args.fail("--threads " + std::to_string(threads) +
                   " is not a multiple of 32: the warp shuffle needs every warp complete");
-    std::string blocks_text = args.text("--blocks", "auto");
-    bool auto_grid = blocks_text == "auto";
-    long long blocks = auto_grid ? 0 : args.to_integer("--blocks", blocks_text, 1, 2147483647);
-    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
+    Report report(args, 20);
     size_t bytes = checked_bytes(args, n, sizeof(float), 1);
-    // a and b live in host memory too: refuse a size that would use more than
-    // half of it (exit 2) rather than be killed half way by the OS.
-    check_fits_on_host(args, checked_bytes(args, n, sizeof(float), 2));
-    bool random = data == "random";
-
-    DeviceInfo dev = require_device("Dot-SM-Warp");
-    if (auto_grid) blocks = dot_warp_blocks(n, threads, dev);
-    size_t partial_bytes = checked_bytes(args, blocks, sizeof(float), 1);
-    size_t temp_bytes = cub_dot_temp_bytes(n);
-    check_fits_on_device(args, 2 * bytes + partial_bytes + temp_bytes + 2 * sizeof(float));
-    print_device(dev);
-    std::printf("Dot-SM-Warp: N = %lld (%s data), %lld blocks x %d threads%s, then 1 x %d\n", n, data.c_str(),
-                blocks, threads, auto_grid ? " (sized from the device)" : "", SECOND_PASS_THREADS);
-
-    float* a = (float*)host_alloc(args, bytes);
-    float* b = (float*)host_alloc(args, bytes);
-    if (random) {
-        fill_random(a, n, 1);
-        fill_random(b, n, 2);
-    } else {
-        fill_document_data(a, b, n);
-    }
-    HostTimer cpu_timer;
-    Reference ref = dot_reference(a, b, n, random);  // random: exact, see dot_reference.h
-    double cpu_ms = cpu_timer.stop_ms();
+    size_t all_bytes = checked_bytes(args, 2 * n + blocks, sizeof(float), 1);  // a, b, partials
+    check_fits_on_host(args, all_bytes);  // exit 2 before looking for a GPU: tests need none
+    report.start(all_bytes, all_bytes);
+    if (grid == "auto") blocks = dot_warp_blocks(n, threads);
+    report.size("n", n).size("bytes_moved", 2 * bytes).launch(blocks, threads);
+    DotData data = make_dot_data(args, report, n, random);
 
     // End to end: allocate, copy in, both passes, copy one float back.
     HostTimer end_to_end;
-    float *dev_a, *dev_b, *dev_partial, *dev_result, *dev_cub_result;
-    void* dev_temp;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_a, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_b, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_partial, partial_bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_result, sizeof(float)));
-    HANDLE_ERROR(cudaMemset(dev_partial, 0xFF, partial_bytes));  // poison: NaN until written
+    float *dev_a, *dev_b, *dev_partial, *dev_result, gpu_sum = 0;
+    HANDLE_ERROR(cudaMalloc(&dev_a, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_b, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_partial, blocks * sizeof(float)));
+    HANDLE_ERROR(cudaMalloc(&dev_result, sizeof(float)));
+    HANDLE_ERROR(cudaMemset(dev_partial, 0xFF, blocks * sizeof(float)));  // poison: NaN
     HANDLE_ERROR(cudaMemset(dev_result, 0xFF, sizeof(float)));
-    HANDLE_ERROR(cudaMemcpy(dev_a, a, bytes, cudaMemcpyHostToDevice));
-    HANDLE_ERROR(cudaMemcpy(dev_b, b, bytes, cudaMemcpyHostToDevice));
-    dot_sm_warp(dev_a, dev_b, dev_partial, dev_result, n, (int)blocks, threads);
-    float gpu_sum = 0;
+    HANDLE_ERROR(cudaMemcpy(dev_a, data.a, bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dev_b, data.b, bytes, cudaMemcpyHostToDevice));
+    launch_dot_warp(dev_a, dev_b, dev_partial, dev_result, n, (int)blocks, threads);
     HANDLE_ERROR(cudaMemcpy(&gpu_sum, dev_result, sizeof(float), cudaMemcpyDeviceToHost));
-    double end_to_end_ms = end_to_end.stop_ms();
+    report.note("end to end (malloc + copies + both passes + copy back)", "end_to_end_ms",
+                end_to_end.stop_ms());
 
-    // The vendor's answer, from the same inputs.
-    HANDLE_ERROR(cudaMalloc((void**)&dev_cub_result, sizeof(float)));
-    HANDLE_ERROR(cudaMalloc(&dev_temp, temp_bytes ? temp_bytes : 1));
-    HANDLE_ERROR(cudaMemset(dev_cub_result, 0xFF, sizeof(float)));
-    cub_dot(dev_a, dev_b, dev_cub_result, n, dev_temp, temp_bytes);
-    float cub_sum = 0;
-    HANDLE_ERROR(cudaMemcpy(&cub_sum, dev_cub_result, sizeof(float), cudaMemcpyDeviceToHost));
-
-    // The document's data: within the rounding bound. The random data: exactly
-    // equal, for CUB too (its order of summation is its own, but no order rounds).
+    // No last step on the CPU: the answer came back as one float.
     long long depth = dot_warp_rounding_depth(n, blocks, threads);
-    bool pass = within_bound(gpu_sum, ref, depth);
-    double error = std::fabs(gpu_sum - ref.sum), bound = allowed_error(depth, ref);
-    double cub_error = std::fabs(cub_sum - ref.sum);
+    DotCheck check = check_dot(report, data, gpu_sum, depth);
 
-    // Kernel only: ours (both passes), CUB's, and a device-to-device copy of
-    // the same bytes as a yardstick of what this memory can do.
-    TimingStats ours = time_gpu([&] { dot_sm_warp(dev_a, dev_b, dev_partial, dev_result, n, (int)blocks, threads); },
-                                repeats);
-    TimingStats vendor = time_gpu([&] { cub_dot(dev_a, dev_b, dev_cub_result, n, dev_temp, temp_bytes); }, repeats);
-    TimingStats copy = time_gpu([&] {
-        HANDLE_ERROR(cudaMemcpyAsync(dev_b, dev_a, bytes, cudaMemcpyDeviceToDevice));
-    }, repeats);
-
-    double peak = dev.peak_bandwidth_gbs();
-    double ours_gbs = 2.0 * bytes / (ours.median_ms * 1e6);  // read a and b
-    double vendor_gbs = 2.0 * bytes / (vendor.median_ms * 1e6);
-    double copy_gbs = 2.0 * bytes / (copy.median_ms * 1e6);  // read + write
-    double ratio = ours_gbs / vendor_gbs;
-
-    std::printf("  GPU dot product (both passes on the GPU) %.9e\n", (double)gpu_sum);
-    std::printf("  CUB TransformReduce                      %.9e  (|CUB - reference| = %.3e)\n",
-                (double)cub_sum, cub_error);
-    std::printf("  CPU reference in double                  %.9e  (%.1f ms)\n", ref.sum, cpu_ms);
-    if (data == "document")
-        std::printf("  closed form 2*sum(i^2): exact %.9e, in float as the document %.9e\n",
-                    closed_form_exact(n), (double)document_closed_form_float(n));
-    if (ref.exact)
-        std::printf("  |GPU - reference| = %.3e, allowed 0 (the random data leaves nothing to round)\n", error);
-    else
-        std::printf("  |GPU - reference| = %.3e, allowed %.3e (%lld roundings x 2^-24 x sum|a*b| = %.3e)\n",
-                    error, bound, depth, ref.sum_abs);
-    std::printf("  end to end (malloc + copies + both passes + copy back): %.3f ms\n", end_to_end_ms);
-    print_timing("Dot-SM-Warp (2 passes)", ours, ours_gbs, 100 * ours_gbs / peak);
-    print_timing("CUB DeviceReduce::TransformReduce", vendor, vendor_gbs, 100 * vendor_gbs / peak);
-    print_timing("device-to-device cudaMemcpy", copy, copy_gbs, 100 * copy_gbs / peak);
-    std::printf("  Dot-SM-Warp reaches %.1f%% of CUB's bandwidth (goal: at least 95%%)\n", 100 * ratio);
-
-    const char* result = pass ? "PASS" : "FAIL";
-    JsonRecord size, launch;
-    size.add("n", n).add("bytes_moved", (long long)(2 * bytes));
-    launch.add("blocks", blocks).add("threads", threads).add("auto", auto_grid)
-        .add("second_pass_threads", SECOND_PASS_THREADS);
-    print_json(json, measurement("Dot-SM-Warp", "two-pass", dev, ours, ours_gbs, NAN, result)
-                         .add("size", size).add("launch", launch).add("data", data)
-                         .add("end_to_end_ms", end_to_end_ms).add("cpu_ms", cpu_ms)
-                         .add("vendor_gbs", vendor_gbs).add("ratio_to_vendor", ratio)
-                         .add("abs_error", error).add("error_bound", bound));
-    print_json(json, measurement("Dot-SM-Warp", "cub", dev, vendor, vendor_gbs, NAN,
-                                 within_bound(cub_sum, ref, depth) ? "PASS" : "UNCHECKED")
-                         .add("size", size).add("cpu_ms", cpu_ms).add("abs_error", cub_error));
-    print_json(json, measurement("Dot-SM-Warp", "d2d-copy", dev, copy, copy_gbs, NAN, "PASS").add("size", size));
+    TimingStats ours = report.bandwidth("two-pass", "Dot-SM-Warp (2 passes)", 2.0 * bytes, [&] {
+        launch_dot_warp(dev_a, dev_b, dev_partial, dev_result, n, (int)blocks, threads);
+    });
+    compare_with_cub(report, data, dev_a, dev_b, depth, ours);
 
     HANDLE_ERROR(cudaFree(dev_a));
     HANDLE_ERROR(cudaFree(dev_b));
     HANDLE_ERROR(cudaFree(dev_partial));
     HANDLE_ERROR(cudaFree(dev_result));
-    HANDLE_ERROR(cudaFree(dev_cub_result));
-    HANDLE_ERROR(cudaFree(dev_temp));
-    std::free(a);
-    std::free(b);
-
-    char detail[200];
-    std::snprintf(detail, sizeof detail, "%s: |GPU - CPU double| = %.3e, allowed %.3e",
-                  pass ? "the GPU dot product matches the CPU" : "the GPU dot product is wrong", error, bound);
-    return verdict(pass, detail);
+    free_dot_data(data);
+    return report.verdict(check.pass, "%s", check.detail);
 }
 #endif

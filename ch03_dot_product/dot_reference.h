@@ -6,7 +6,7 @@
 // computed in double (a product of two floats is exact in double: 24 + 24
 // significant bits fit in 53), and the check depends on the data:
 //
-// 1. The document's data, a[i] = i and b[i] = 2i (all terms positive): a
+// 1. The original's data, a[i] = i and b[i] = 2i (all terms positive): a
 //    rounding-error bound. Every float operation rounds by at most u = 2^-24
 //    of its result. If each term reaches the final result through at most
 //    `depth` roundings (its product, the additions along the longest chain of
@@ -59,9 +59,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include "../common/random.h"
 
 // Round-off units: the largest relative error of one rounding.
-const double FLOAT_ROUNDOFF = 1.0 / 16777216.0;           // 2^-24
+const double FLOAT_ROUNDOFF = 1.0 / 16777216.0;               // 2^-24
 const double DOUBLE_ROUNDOFF = FLOAT_ROUNDOFF / 536870912.0;  // 2^-53
 
 struct Reference {
@@ -114,13 +115,15 @@ inline double allowed_error(long long depth, const Reference& ref) {
 }
 
 // True when `result` is right: equal to the reference for the random data,
-// within the bound for the document's. A NaN (a poisoned value that was never
+// within the bound for the original's. A NaN (a poisoned value that was never
 // overwritten) fails, because every comparison with NaN is false.
 inline bool within_bound(double result, const Reference& ref, long long depth) {
     return std::fabs(result - ref.sum) <= allowed_error(depth, ref);
 }
 
-inline bool is_power_of_two(long long x) { return x > 0 && (x & (x - 1)) == 0; }
+inline bool is_power_of_two(long long x) {
+    return x > 0 && (x & (x - 1)) == 0;
+}
 
 // Levels of a tree that halves `x` values down to one: ceil(log2(x)).
 inline int tree_levels(long long x) {
@@ -129,9 +132,7 @@ inline int tree_levels(long long x) {
     return levels;
 }
 
-inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-// The document's data: a[i] = i, b[i] = 2i (rounded to float above 2^24).
+// The original's data: a[i] = i, b[i] = 2i (rounded to float above 2^24).
 inline void fill_document_data(float* a, float* b, long long n) {
     for (long long i = 0; i < n; i++) {
         a[i] = (float)i;
@@ -139,32 +140,26 @@ inline void fill_document_data(float* a, float* b, long long n) {
     }
 }
 
-// Reproducible random bits from (seed, i), fast enough for 2^28 values: the
-// "splitmix64" mixer.
-inline unsigned long long hash_bits(unsigned long long seed, long long i) {
-    unsigned long long z = seed * 0x9E3779B97F4A7C15ULL + (unsigned long long)i * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 // The random data: one of -7/8, -5/8, ..., 5/8, 7/8, each as likely, from the
-// top three bits of the hash (see the top of this file for why eighths).
-inline float random_eighth(unsigned long long seed, long long i) {
-    unsigned long long z = hash_bits(seed, i);
-    int odd = 2 * (int)(z >> 62) + 1;            // 1, 3, 5 or 7
+// top three bits of the next SplitMix64 number (see the top of this file for
+// why eighths).
+inline float random_eighth(SplitMix64& rng) {
+    uint64_t z = rng.next();
+    int odd = 2 * (int)(z >> 62) + 1;  // 1, 3, 5 or 7
     int sign = (z >> 61) & 1 ? -1 : 1;
     return (float)(sign * odd) / 8.0f;
 }
 
-inline void fill_random(float* x, long long n, unsigned long long seed) {
-    for (long long i = 0; i < n; i++) x[i] = random_eighth(seed, i);
+// x[0 .. n-1], the same on every machine for the same seed.
+inline void fill_random(float* x, long long n, uint64_t seed) {
+    SplitMix64 rng(seed);
+    for (long long i = 0; i < n; i++) x[i] = random_eighth(rng);
 }
 
-// The document's check: 2 * sum_{i<N} i^2 = 2 * x(x+1)(2x+1)/6 with x = N-1,
-// evaluated in float as the document does (each operation rounds; the result
+// The original's check: 2 * sum_{i<N} i^2 = 2 * x(x+1)(2x+1)/6 with x = N-1,
+// evaluated in float as the original does (each operation rounds; the result
 // drifts from the truth as N grows) ...
-inline float document_closed_form_float(long long n) {
+inline float original_closed_form_float(long long n) {
     float x = (float)(n - 1);
     return 2 * (x * (x + 1) * (2 * x + 1) / 6);
 }

@@ -2,7 +2,7 @@
 //
 // Every kernel here does the same job: each block of T threads adds up T
 // consecutive elements (one per thread; past the end a thread contributes 0)
-// and writes one partial sum; the CPU adds the partial sums, as the documents
+// and writes one partial sum; the CPU adds the partial sums, as the originals
 // do. Only the way the block adds up its T values changes:
 //
 //   thread0             thread 0 adds all T values alone, the others wait
@@ -26,6 +26,9 @@
 // of the partials), so the check allows no error. Every element is non-zero:
 // a sum that misses one, or counts one twice, always fails.
 //
+// Source: memory hierarchy chapter of a GPU course (the small, medium and shared
+// reductions) and "CUDA Programming" slides (University of Bologna), reduction #0 and #1.
+//
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o reduction reduction.cu
 // Run:
@@ -33,6 +36,7 @@
 //   ./reduction --kernel sequential     one of them
 //   ./reduction --help                  every option
 
+#include <climits>
 #include <cstdio>
 #include <string>
 #include "../common/args.h"
@@ -47,7 +51,7 @@
 extern __shared__ float cache[];
 
 // The value a thread brings: its element, or 0 past the end of the input.
-// (The documents padded the host array with zeros instead.)
+// (The originals padded the host array with zeros instead.)
 __device__ float my_element(const float* in, long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     return i < n ? in[i] : 0.0f;
@@ -65,15 +69,16 @@ __global__ void reduce_thread0(const float* in, float* partial, long long n) {
     }
 }
 
-// The interleaved tree in global memory. The document reduced its input in
+// The interleaved tree in global memory. The original reduced its input in
 // place; we copy it to `work` first so the input survives (and so every
 // timed run adds the same numbers). Every step reads and writes global memory.
 //
 // The loop's trip count depends on blockDim.x only, so every thread runs
-// every step and reaches every __syncthreads(). The document's small
+// every step and reaches every __syncthreads(). The original's small
 // reduction looped while `i + stride < n`: threads near the end stopped
 // early, and a barrier that some threads of a block skip is undefined.
-__global__ void reduce_interleaved_global(const float* in, float* work, float* partial, long long n) {
+__global__ void reduce_interleaved_global(const float* in, float* work, float* partial,
+                                          long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     work[i] = my_element(in, n);
     __syncthreads();  // also orders global memory between the threads of a block
@@ -118,18 +123,18 @@ int kernel_number(const std::string& name) {
     return -1;
 }
 
-long long reduction_blocks(long long n, int threads) { return ceil_div(n, threads); }
-
 // The launch shared by main() below and by tests/ch03_dot_product: kernel k
-// on `threads` threads per block (a power of two), one partial per block.
-// dev_partial holds reduction_blocks(n, threads) floats; dev_work (only for
-// interleaved-global) holds reduction_blocks(n, threads) * threads floats.
-void reduce(int k, const float* dev_in, float* dev_work, float* dev_partial, long long n, int threads) {
-    unsigned blocks = (unsigned)reduction_blocks(n, threads);
+// on `threads` threads per block (a power of two), one element per thread,
+// one partial sum per block. dev_partial holds ceil_div(n, threads) floats;
+// dev_work (only for interleaved-global) holds that many blocks of threads.
+void launch_reduce(int k, const float* dev_in, float* dev_work, float* dev_partial, long long n,
+                   int threads) {
+    unsigned blocks = (unsigned)ceil_div(n, threads);
     size_t shared_bytes = threads * sizeof(float);
     if (k == 0) reduce_thread0<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
     if (k == 1) reduce_interleaved_global<<<blocks, threads>>>(dev_in, dev_work, dev_partial, n);
-    if (k == 2) reduce_interleaved_shared<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
+    if (k == 2)
+        reduce_interleaved_shared<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
     if (k == 3) reduce_sequential<<<blocks, threads, shared_bytes>>>(dev_in, dev_partial, n);
     CHECK_LAUNCH();
 }
@@ -140,86 +145,78 @@ double sum_on_cpu(const float* partial, long long count) {
     return sum;
 }
 
+// The CPU adds the partial sums; the data makes every sum exact, so the total
+// must equal the reference. Prints it and adds it to the last measurement.
+bool check_sum(Report& report, const char* kernel, const float* partial, long long blocks,
+               const Reference& ref, double cpu_ms) {
+    double gpu_sum = sum_on_cpu(partial, blocks);
+    bool pass = gpu_sum == ref.sum;  // exact arithmetic: equal, or wrong
+    double error = std::fabs(gpu_sum - ref.sum);
+    std::printf("  %-18s sum %.9e  |error| %.2e (must be 0): %s\n", kernel, gpu_sum, error,
+                pass ? "right" : "WRONG");
+    report.extra("cpu_ms", cpu_ms);
+    report.extra("abs_error", error);
+    report.extra("error_bound", 0.0);
+    return pass;
+}
+
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
     "usage: reduction [--kernel K|all] [--n N] [--threads T] [--repeats R] [--json]\n"
-    "  --kernel K     thread0, interleaved-global, interleaved-shared, sequential, or all (default)\n"
+    "  --kernel K     thread0, interleaved-global, interleaved-shared, sequential, or all "
+    "(default)\n"
     "  --n N          elements to add up, random +-1/8 .. +-7/8 (default 2^28; at most 2^31)\n"
     "  --threads T    threads per block, a power of two from 1 to 1024 (default 512)\n"
     "  --repeats R    timed launches after a warm-up (default 20)\n"
     "  --json         also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "reduction", USAGE);
-    std::string kernel_text = args.text("--kernel", "all");
-    int only = kernel_text == "all" ? -1 : kernel_number(kernel_text);
-    if (kernel_text != "all" && only < 0)
-        args.fail("--kernel '" + kernel_text + "' is not one of thread0, interleaved-global, "
-                  "interleaved-shared, sequential, all");
+    Args args(argc, argv, USAGE);
+    std::string kernel = args.text("--kernel", "all");
+    int only = kernel == "all" ? -1 : kernel_number(kernel);
+    if (kernel != "all" && only < 0)
+        args.fail(
+            "--kernel '" + kernel +
+            "' is not one of thread0, interleaved-global, interleaved-shared, sequential, all");
     long long n = args.integer("--n", 1LL << 28, 1, 1LL << 31);
     int threads = (int)args.integer("--threads", 512, 1, 1024);
     if (!is_power_of_two(threads))
         args.fail("--threads " + std::to_string(threads) +
-                  " is not a power of two: the tree reductions halve the block until one value is left");
-    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
-    long long blocks = reduction_blocks(n, threads);
-    if (blocks > 2147483647) args.fail("--n over --threads needs more than 2^31 - 1 blocks; use more threads");
+                  " is not a power of two: the trees halve the block until one value is left");
+    Report report(args, 20);
+    long long blocks = ceil_div(n, threads);
+    if (blocks > INT_MAX) args.fail("--n over --threads needs more than 2^31 - 1 blocks");
     size_t bytes = checked_bytes(args, n, sizeof(float), 1);
     size_t work_bytes = checked_bytes(args, blocks * threads, sizeof(float), 1);
     size_t partial_bytes = checked_bytes(args, blocks, sizeof(float), 1);
-    // The input and the partials live in host memory too: refuse a size that would
-    // use more than half of it (exit 2) rather than be killed half way by the OS.
-    check_fits_on_host(args, bytes + partial_bytes);
-
-    DeviceInfo dev = require_device("reduction");
-    check_fits_on_device(args, bytes + work_bytes + partial_bytes);
-    print_device(dev);
-    std::printf("reduction: N = %lld random values +-1/8 .. +-7/8, %lld blocks x %d threads\n", n, blocks,
-                threads);
+    check_fits_on_host(args, bytes + partial_bytes);  // exit 2 before looking for a GPU
+    report.start(bytes + work_bytes + partial_bytes, bytes + partial_bytes);
+    report.size("n", n).size("bytes_moved", bytes).launch(blocks, threads);
 
     float* in = (float*)host_alloc(args, bytes);
     float* partial = (float*)host_alloc(args, partial_bytes);
     fill_random(in, n, 3);
-    HostTimer cpu_timer;
+    HostTimer cpu;
     Reference ref = sum_reference(in, n, true);  // exact: see the top of this file
-    double cpu_ms = cpu_timer.stop_ms();
+    double cpu_ms = cpu.stop_ms();
     std::printf("  CPU reference in double: %.9e (%.1f ms)\n", ref.sum, cpu_ms);
 
     float *dev_in, *dev_work, *dev_partial;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_in, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_work, work_bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_partial, partial_bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_in, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_work, work_bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_partial, partial_bytes));
     HANDLE_ERROR(cudaMemcpy(dev_in, in, bytes, cudaMemcpyHostToDevice));
-
-    bool all_pass = true;
     std::string failed;
     for (int k = 0; k < KERNEL_COUNT; k++) {
         if (only >= 0 && k != only) continue;
         HANDLE_ERROR(cudaMemset(dev_partial, 0xFF, partial_bytes));  // poison: NaN until written
-        reduce(k, dev_in, dev_work, dev_partial, n, threads);
+        launch_reduce(k, dev_in, dev_work, dev_partial, n, threads);
         HANDLE_ERROR(cudaMemcpy(partial, dev_partial, partial_bytes, cudaMemcpyDeviceToHost));
-        double gpu_sum = sum_on_cpu(partial, blocks);
-        bool pass = gpu_sum == ref.sum;  // exact arithmetic: equal, or wrong
-        double error = std::fabs(gpu_sum - ref.sum);
-        if (!pass) {
-            all_pass = false;
+        // Each input element is read once.
+        report.bandwidth(KERNEL_NAMES[k], KERNEL_NAMES[k], (double)bytes,
+                         [&] { launch_reduce(k, dev_in, dev_work, dev_partial, n, threads); });
+        if (!check_sum(report, KERNEL_NAMES[k], partial, blocks, ref, cpu_ms))
             failed += std::string(failed.empty() ? "" : ", ") + KERNEL_NAMES[k];
-        }
-
-        TimingStats t = time_gpu([&] { reduce(k, dev_in, dev_work, dev_partial, n, threads); }, repeats);
-        double gbs = (double)bytes / (t.median_ms * 1e6);  // each input element read once
-        std::printf("  %-18s sum %.9e  |error| %.2e (must be 0): %s\n", KERNEL_NAMES[k], gpu_sum, error,
-                    pass ? "right" : "WRONG");
-        print_timing(KERNEL_NAMES[k], t, gbs, 100 * gbs / dev.peak_bandwidth_gbs());
-
-        JsonRecord size, launch;
-        size.add("n", n).add("bytes_moved", (long long)bytes);
-        launch.add("blocks", blocks).add("threads", threads);
-        print_json(json, measurement("reduction", KERNEL_NAMES[k], dev, t, gbs, NAN, pass ? "PASS" : "FAIL")
-                             .add("size", size).add("launch", launch).add("cpu_ms", cpu_ms)
-                             .add("abs_error", error).add("error_bound", 0.0));
     }
 
     HANDLE_ERROR(cudaFree(dev_in));
@@ -227,7 +224,8 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaFree(dev_partial));
     std::free(in);
     std::free(partial);
-    return verdict(all_pass, all_pass ? "every kernel's sum equals the CPU's exact sum"
-                                      : "wrong sum from: " + failed);
+    if (failed.empty())
+        return report.verdict(true, "every kernel's sum equals the CPU's exact sum");
+    return report.verdict(false, "wrong sum from: %s", failed.c_str());
 }
 #endif

@@ -3,7 +3,7 @@
 // out[i] = in[i-3] + in[i-2] + ... + in[i+3]: each output is the sum of the
 // 2*RADIUS + 1 inputs around it (values outside the array count as 0).
 // Computed straight from global memory, every input would be read 7 times.
-// Instead each block copies its BLOCK_SIZE inputs once into __shared__
+// Instead each block copies its THREADS_PER_BLOCK inputs once into __shared__
 // memory, plus a "halo" of RADIUS inputs on each side that belong to its
 // neighbours, and computes its outputs from there.
 //
@@ -13,6 +13,8 @@
 // __syncthreads() between the loads and the sums removes it. The flag
 // --no-barrier leaves it out, for compute-sanitizer to catch:
 //   compute-sanitizer --tool racecheck ./stencil_1d --no-barrier --n 1000
+//
+// Source: "CUDA Programming" slides (University of Bologna), the 1D stencil.
 //
 // Standalone build, from this folder:
 //   nvcc -std=c++17 -O2 -o stencil_1d stencil_1d.cu
@@ -26,24 +28,25 @@
 #include "../common/device_info.h"
 #include "../common/handle_error.h"
 #include "../common/report.h"
+#include "../common/random.h"
 #include "../common/timer.h"
 
 const int RADIUS = 3;
-const int BLOCK_SIZE = 256;
-static_assert(BLOCK_SIZE >= RADIUS, "the first RADIUS threads of a block load the halos");
+const int THREADS_PER_BLOCK = 256;
+static_assert(THREADS_PER_BLOCK >= RADIUS, "the first RADIUS threads of a block load the halos");
 
 __global__ void stencil_1d(const int* in, int* out, long long n, bool use_barrier) {
-    __shared__ int temp[BLOCK_SIZE + 2 * RADIUS];
+    __shared__ int temp[THREADS_PER_BLOCK + 2 * RADIUS];
     long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;  // my element of in/out
-    int l = threadIdx.x + RADIUS;                                     // its slot in temp
+    int l = threadIdx.x + RADIUS;                                    // its slot in temp
 
     // 1. Every thread loads its own element (0 past the end) ...
     temp[l] = g < n ? in[g] : 0;
     // ... and the first RADIUS threads also load the halos on both sides.
     if (threadIdx.x < RADIUS) {
-        long long left = g - RADIUS, right = g + BLOCK_SIZE;
+        long long left = g - RADIUS, right = g + THREADS_PER_BLOCK;
         temp[l - RADIUS] = left >= 0 ? in[left] : 0;
-        temp[l + BLOCK_SIZE] = right < n ? in[right] : 0;
+        temp[l + THREADS_PER_BLOCK] = right < n ? in[right] : 0;
     }
 
     // 2. Wait until the whole of temp is written. `use_barrier` is the same
@@ -61,9 +64,9 @@ __global__ void stencil_1d(const int* in, int* out, long long n, bool use_barrie
 }
 
 // The launch shared by main() below and by tests/ch03_dot_product.
-void stencil(const int* dev_in, int* dev_out, long long n, bool use_barrier = true) {
-    unsigned blocks = (unsigned)((n + BLOCK_SIZE - 1) / BLOCK_SIZE);
-    stencil_1d<<<blocks, BLOCK_SIZE>>>(dev_in, dev_out, n, use_barrier);
+void launch_stencil_1d(const int* dev_in, int* dev_out, long long n, bool use_barrier = true) {
+    unsigned blocks = (unsigned)ceil_div(n, THREADS_PER_BLOCK);
+    stencil_1d<<<blocks, THREADS_PER_BLOCK>>>(dev_in, dev_out, n, use_barrier);
     CHECK_LAUNCH();
 }
 
@@ -86,6 +89,20 @@ void stencil_on_cpu(const int* in, int* out, long long n) {
     }
 }
 
+// Random integers in [-INPUT_MAX, INPUT_MAX], the same on every machine.
+void fill_random_ints(int* x, long long n, uint64_t seed) {
+    SplitMix64 rng(seed);
+    for (long long i = 0; i < n; i++) x[i] = (int)rng.below(2 * INPUT_MAX + 1) - INPUT_MAX;
+}
+
+// Compares every output with the CPU's; returns the number wrong.
+long long count_wrong(const int* out, const int* expected, long long n, long long* first_wrong) {
+    long long wrong = 0;
+    for (long long i = 0; i < n; i++)
+        if (out[i] != expected[i] && wrong++ == 0) *first_wrong = i;
+    return wrong;
+}
+
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
     "usage: stencil_1d [--n N] [--no-barrier] [--repeats R] [--json]\n"
@@ -95,78 +112,50 @@ const char* USAGE =
     "  --json         also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "stencil_1d", USAGE);
+    Args args(argc, argv, USAGE);
     long long n = args.integer("--n", 1LL << 24, 1, 1LL << 31);
-    bool no_barrier = args.flag("--no-barrier");
-    int repeats = (int)args.integer("--repeats", 20, 1, 100000);
-    bool json = args.flag("--json");
-    args.done();
+    bool barrier = !args.flag("--no-barrier");
+    Report report(args, 20);
     size_t bytes = checked_bytes(args, n, sizeof(int), 1);
-    // in, out and expected live in host memory: refuse a size that would use
-    // more than half of it (exit 2) rather than be killed half way by the OS.
-    check_fits_on_host(args, checked_bytes(args, n, sizeof(int), 3));
+    check_fits_on_host(args, 3 * bytes);  // in, out, expected; exit 2 before looking for a GPU
+    report.start(2 * bytes, 3 * bytes);
+    report.size("n", n).size("bytes_moved", 2 * bytes).size("radius", RADIUS);
+    report.launch(ceil_div(n, THREADS_PER_BLOCK), THREADS_PER_BLOCK);
+    if (!barrier) std::printf("  WITHOUT the barrier: a data race, on purpose\n");
 
-    DeviceInfo dev = require_device("stencil_1d");
-    check_fits_on_device(args, 2 * bytes);
-    print_device(dev);
-    std::printf("stencil_1d: N = %lld, radius %d, blocks of %d threads%s\n", n, RADIUS, BLOCK_SIZE,
-                no_barrier ? ", WITHOUT the barrier (a data race, on purpose)" : "");
-
-    // Random integers in [-INPUT_MAX, INPUT_MAX]: integer sums are exact, so
-    // the GPU must match the CPU exactly.
+    // Integer sums are exact, so the GPU must match the CPU exactly.
     int* in = (int*)host_alloc(args, bytes);
     int* out = (int*)host_alloc(args, bytes);
     int* expected = (int*)host_alloc(args, bytes);
-    unsigned long long state = 12345;
-    for (long long i = 0; i < n; i++) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;  // a 64-bit LCG
-        in[i] = (int)((state >> 33) % (2 * INPUT_MAX + 1)) - INPUT_MAX;
-    }
-    HostTimer cpu_timer;
+    fill_random_ints(in, n, 12345);
+    HostTimer cpu;
     stencil_on_cpu(in, expected, n);
-    double cpu_ms = cpu_timer.stop_ms();
+    report.note("CPU reference", "cpu_ms", cpu.stop_ms());
 
     HostTimer end_to_end;
     int *dev_in, *dev_out;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_in, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_out, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_in, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_out, bytes));
     HANDLE_ERROR(cudaMemset(dev_out, POISON_BYTE, bytes));  // poison: no stencil sum, see above
     HANDLE_ERROR(cudaMemcpy(dev_in, in, bytes, cudaMemcpyHostToDevice));
-    stencil(dev_in, dev_out, n, !no_barrier);
+    launch_stencil_1d(dev_in, dev_out, n, barrier);
     HANDLE_ERROR(cudaMemcpy(out, dev_out, bytes, cudaMemcpyDeviceToHost));
-    double end_to_end_ms = end_to_end.stop_ms();
+    report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end.stop_ms());
+    long long first_wrong = -1, wrong = count_wrong(out, expected, n, &first_wrong);
 
-    long long wrong = 0, first_wrong = -1;
-    for (long long i = 0; i < n; i++) {
-        if (out[i] != expected[i] && wrong++ == 0) first_wrong = i;
-    }
-
-    TimingStats kernel = time_gpu([&] { stencil(dev_in, dev_out, n, !no_barrier); }, repeats);
-    double gbs = 2.0 * bytes / (kernel.median_ms * 1e6);  // read in, write out (halos come from cache)
-    std::printf("  CPU reference %.1f ms; end to end (malloc + copies + kernel) %.3f ms\n", cpu_ms, end_to_end_ms);
-    print_timing("kernel only", kernel, gbs, 100 * gbs / dev.peak_bandwidth_gbs());
-
-    JsonRecord size, launch;
-    size.add("n", n).add("bytes_moved", (long long)(2 * bytes)).add("radius", RADIUS);
-    launch.add("blocks", (n + BLOCK_SIZE - 1) / BLOCK_SIZE).add("threads", BLOCK_SIZE).add("barrier", !no_barrier);
-    print_json(json, measurement("stencil_1d", no_barrier ? "no-barrier" : "shared", dev, kernel, gbs, NAN,
-                                 wrong ? "FAIL" : "PASS")
-                         .add("size", size).add("launch", launch).add("cpu_ms", cpu_ms)
-                         .add("end_to_end_ms", end_to_end_ms));
+    // Reads in, writes out (the halos come from the cache).
+    report.bandwidth(barrier ? "shared" : "no-barrier", "kernel only", 2.0 * bytes,
+                     [&] { launch_stencil_1d(dev_in, dev_out, n, barrier); });
 
     HANDLE_ERROR(cudaFree(dev_in));
     HANDLE_ERROR(cudaFree(dev_out));
     std::free(in);
     std::free(out);
     std::free(expected);
-
-    char detail[160];
     if (wrong)
-        std::snprintf(detail, sizeof detail, "%lld of %lld outputs wrong, first at i = %lld%s", wrong, n, first_wrong,
-                      no_barrier ? " -- the race without the barrier" : "");
-    else
-        std::snprintf(detail, sizeof detail, "all %lld outputs match the CPU%s", n,
-                      no_barrier ? " (this time: a race may go unseen; racecheck sees it)" : "");
-    return verdict(wrong == 0, detail);
+        return report.verdict(false, "%lld of %lld outputs wrong, first at i = %lld%s", wrong, n,
+                              first_wrong, barrier ? "" : " -- the race without the barrier");
+    return report.verdict(true, "all %lld outputs match the CPU%s", n,
+                          barrier ? "" : " (this time: a race may go unseen; racecheck sees it)");
 }
 #endif

@@ -14,7 +14,7 @@ struct DotInputs {
 };
 
 // The programs' random data (+-1/8 .. +-7/8, both signs: the sum cancels, and
-// the GPU's answer must be exact), or the document's a[i] = i, b[i] = 2i (all
+// the GPU's answer must be exact), or the original's a[i] = i, b[i] = 2i (all
 // positive: every term pushes the same way; checked with the rounding bound).
 inline DotInputs make_dot_inputs(long long n, Data data, unsigned long long seed = 7) {
     DotInputs in;
@@ -39,8 +39,8 @@ inline long long count_nan(const std::vector<float>& v) {
 // A readable failure message: the result, the reference, the error and what is allowed.
 inline std::string explain(double result, const Reference& ref, long long depth) {
     char text[240];
-    std::snprintf(text, sizeof text, "GPU %.9e, reference %.9e, |error| %.3e, allowed %.3e (%s)", result,
-                  ref.sum, std::fabs(result - ref.sum), allowed_error(depth, ref),
+    std::snprintf(text, sizeof text, "GPU %.9e, reference %.9e, |error| %.3e, allowed %.3e (%s)",
+                  result, ref.sum, std::fabs(result - ref.sum), allowed_error(depth, ref),
                   ref.exact ? "exact data" : ("depth " + std::to_string(depth)).c_str());
     return text;
 }

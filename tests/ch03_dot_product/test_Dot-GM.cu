@@ -5,13 +5,14 @@
 class Dot_GM : public GpuTest {};
 
 // Runs dot_gm on poisoned output, the kernel told n; returns the products.
-static std::vector<float> run_dot_gm_products(const DotInputs& in, int blocks, int threads, long long n) {
+static std::vector<float> run_dot_gm_products(const DotInputs& in, int blocks, int threads,
+                                              long long n) {
     long long size = (long long)in.a.size();
     DeviceArray<float> a(size), b(size), c(size);
     a.upload(in.a);
     b.upload(in.b);
     c.poison();
-    dot_gm(a.ptr, b.ptr, c.ptr, n, blocks, threads);
+    launch_multiply(a.ptr, b.ptr, c.ptr, n, blocks, threads);
     HANDLE_ERROR(cudaDeviceSynchronize());
     std::vector<float> products = c.download();
     products.resize(n);
@@ -20,7 +21,8 @@ static std::vector<float> run_dot_gm_products(const DotInputs& in, int blocks, i
 
 // The same; returns the CPU's double sum of the products and sets *unwritten
 // to the number of products never written (still NaN).
-static double run_dot_gm(const DotInputs& in, int blocks, int threads, long long n, long long* unwritten) {
+static double run_dot_gm(const DotInputs& in, int blocks, int threads, long long n,
+                         long long* unwritten) {
     std::vector<float> products = run_dot_gm_products(in, blocks, threads, n);
     *unwritten = count_nan(products);
     return sum_products(products.data(), n);
@@ -44,17 +46,24 @@ TEST_F(Dot_GM, AroundOneBlock) {
         expect_dot_gm(n, Data::Document, 2, 128);
     }
 }
-TEST_F(Dot_GM, NotAMultipleOfTheGrid) { expect_dot_gm(100003, Data::Random, 128, 128); }
-TEST_F(Dot_GM, OddGrid) { expect_dot_gm(99991, Data::Document, 7, 96); }
-TEST_F(Dot_GM, Large) { expect_dot_gm((1 << 24) + 5, Data::Random, 128, 128); }
-TEST_F(Dot_GM, DocumentDataLarge) { expect_dot_gm(1 << 24, Data::Document, 128, 128); }
+TEST_F(Dot_GM, NotAMultipleOfTheGrid) {
+    expect_dot_gm(100003, Data::Random, 128, 128);
+}
+TEST_F(Dot_GM, OddGrid) {
+    expect_dot_gm(99991, Data::Document, 7, 96);
+}
+TEST_F(Dot_GM, Large) {
+    expect_dot_gm((1 << 24) + 5, Data::Random, 128, 128);
+}
+TEST_F(Dot_GM, DocumentDataLarge) {
+    expect_dot_gm(1 << 24, Data::Document, 128, 128);
+}
 TEST_F(Dot_GM, LargeAutoGrid) {
-    DeviceInfo dev = query_device(0);
-    expect_dot_gm(1 << 24, Data::Random, dot_gm_auto_blocks(256, dev), 256);
+    expect_dot_gm(1 << 24, Data::Random, blocks_to_fill_gpu(multiply, 256), 256);
 }
 
 // The checker must be able to fail: leave the last product out (the kernel is
-// told n - 1) and the sum of the document's all-positive data is off by far
+// told n - 1) and the sum of the original's all-positive data is off by far
 // more than one rounding allows.
 TEST_F(Dot_GM, CheckerCatchesAMissingProduct) {
     DotInputs in = make_dot_inputs(1000, Data::Document);
@@ -90,6 +99,7 @@ TEST_F(Dot_GM, LargeSignedDataCheckerCatchesALostBlock) {
         double without = 0;
         for (long long i = 0; i < n; i++)
             if ((i / threads) % blocks != lost) without += products[i];
-        EXPECT_FALSE(within_bound(without, in.ref, 1)) << "block " << lost << ": " << explain(without, in.ref, 1);
+        EXPECT_FALSE(within_bound(without, in.ref, 1))
+            << "block " << lost << ": " << explain(without, in.ref, 1);
     }
 }

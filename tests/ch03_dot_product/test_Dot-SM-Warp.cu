@@ -6,10 +6,10 @@
 class Dot_SM_Warp : public GpuTest {};
 
 struct WarpResult {
-    float sum;                   // the answer, read from the device
-    long long unwritten;         // partial sums still poisoned (NaN)
-    std::vector<float> partials; // pass 1's partial sums
-    float sum_but_last;          // pass 2 told one partial fewer: the last block dropped
+    float sum;                    // the answer, read from the device
+    long long unwritten;          // partial sums still poisoned (NaN)
+    std::vector<float> partials;  // pass 1's partial sums
+    float sum_but_last;           // pass 2 told one partial fewer: the last block dropped
 };
 
 // Runs both passes with the partials and the result poisoned; then pass 2
@@ -20,7 +20,7 @@ static WarpResult run_warp(const DotInputs& in, long long n, int blocks, int thr
     b.upload(in.b);
     partial.poison();
     result.poison();
-    dot_sm_warp(a.ptr, b.ptr, partial.ptr, result.ptr, n, blocks, threads);
+    launch_dot_warp(a.ptr, b.ptr, partial.ptr, result.ptr, n, blocks, threads);
     HANDLE_ERROR(cudaDeviceSynchronize());
     WarpResult r;
     r.sum = result.download()[0];
@@ -39,18 +39,18 @@ static void expect_warp(long long n, Data data, int blocks, int threads) {
     long long depth = dot_warp_rounding_depth(n, blocks, threads);
     EXPECT_EQ(r.unwritten, 0) << "n = " << n << ", " << blocks << " x " << threads;
     EXPECT_TRUE(within_bound(r.sum, in.ref, depth))
-        << "n = " << n << ", " << blocks << " x " << threads << ": " << explain(r.sum, in.ref, depth);
+        << "n = " << n << ", " << blocks << " x " << threads << ": "
+        << explain(r.sum, in.ref, depth);
 }
 
 static void expect_warp_auto(long long n, Data data, int threads = 256) {
-    DeviceInfo dev = query_device(0);
-    expect_warp(n, data, dot_warp_blocks(n, threads, dev), threads);
+    expect_warp(n, data, dot_warp_blocks(n, threads), threads);
 }
 
 TEST_F(Dot_SM_Warp, GridIsSizedFromTheDevice) {
     DeviceInfo dev = query_device(0);
-    EXPECT_EQ(dot_warp_blocks(1, 256, dev), 1);
-    EXPECT_GE(dot_warp_blocks(1LL << 28, 256, dev), dev.sm_count);  // at least one block per SM
+    EXPECT_EQ(dot_warp_blocks(1, 256), 1);
+    EXPECT_GE(dot_warp_blocks(1LL << 28, 256), dev.sm_count);  // at least one block per SM
 }
 // Sizes around the float4 groups: the tail of n % 4 elements.
 TEST_F(Dot_SM_Warp, TinySizes) {
@@ -74,9 +74,15 @@ TEST_F(Dot_SM_Warp, BlockSizesThatAreNotPowersOfTwo) {
     for (int threads : {32, 96, 160, 736, 1024}) expect_warp(54321, Data::Random, 17, threads);
 }
 // More partial sums than the second pass has threads.
-TEST_F(Dot_SM_Warp, ManyBlocks) { expect_warp(3000001, Data::Random, 2500, 128); }
-TEST_F(Dot_SM_Warp, Large) { expect_warp_auto((1 << 24) + 3, Data::Random); }
-TEST_F(Dot_SM_Warp, DocumentDataLarge) { expect_warp_auto(1 << 24, Data::Document); }
+TEST_F(Dot_SM_Warp, ManyBlocks) {
+    expect_warp(3000001, Data::Random, 2500, 128);
+}
+TEST_F(Dot_SM_Warp, Large) {
+    expect_warp_auto((1 << 24) + 3, Data::Random);
+}
+TEST_F(Dot_SM_Warp, DocumentDataLarge) {
+    expect_warp_auto(1 << 24, Data::Document);
+}
 
 // CUB's answer from the same inputs. CUB's summation order is its own, so
 // the bound allows every term n roundings: loose, but enough to show the call
@@ -98,7 +104,7 @@ TEST_F(Dot_SM_Warp, VendorDotAgrees) {
 }
 
 // The checker must be able to fail: tell the kernels n - 1 (the last product
-// is left out), or n - 4 (a whole float4), with the document's all-positive
+// is left out), or n - 4 (a whole float4), with the original's all-positive
 // data and with the random data of both signs (every product non-zero).
 TEST_F(Dot_SM_Warp, CheckerCatchesMissingProducts) {
     for (Data data : {Data::Document, Data::Random}) {
@@ -117,8 +123,7 @@ TEST_F(Dot_SM_Warp, CheckerCatchesMissingProducts) {
 // sum|a b| let an H200's 1056-block grid pass with 15 partials missing.)
 TEST_F(Dot_SM_Warp, LargeSignedDataCheckerCatchesEachLostBlock) {
     const long long n = (1 << 24) + 3;
-    DeviceInfo dev = query_device(0);
-    int blocks = dot_warp_blocks(n, 256, dev);
+    int blocks = dot_warp_blocks(n, 256);
     DotInputs in = make_dot_inputs(n, Data::Random);
     WarpResult r = run_warp(in, n, blocks, 256);
     long long depth = dot_warp_rounding_depth(n, blocks, 256);
@@ -126,7 +131,8 @@ TEST_F(Dot_SM_Warp, LargeSignedDataCheckerCatchesEachLostBlock) {
     EXPECT_FALSE(within_bound(0.0, in.ref, depth));
     EXPECT_FALSE(within_bound(-r.sum, in.ref, depth));
     if (r.partials[blocks - 1] != 0) {
-        EXPECT_FALSE(within_bound(r.sum_but_last, in.ref, depth)) << explain(r.sum_but_last, in.ref, depth);
+        EXPECT_FALSE(within_bound(r.sum_but_last, in.ref, depth))
+            << explain(r.sum_but_last, in.ref, depth);
     }
     // (A block whose terms add up to exactly 0 can be left out without
     // changing the answer; see dot_reference.h for how rarely that happens.)
@@ -152,8 +158,10 @@ TEST_F(Dot_SM_Warp, LargeSecondPassAddsTwoToThe31MinusOnePartials) {
     HANDLE_ERROR(cudaMemset(partial.ptr, 0, partial.bytes()));
     const float one = 1, two = 2, four = 4;
     HANDLE_ERROR(cudaMemcpy(partial.ptr, &one, sizeof(float), cudaMemcpyHostToDevice));
-    HANDLE_ERROR(cudaMemcpy(partial.ptr + (count - 1500), &two, sizeof(float), cudaMemcpyHostToDevice));
-    HANDLE_ERROR(cudaMemcpy(partial.ptr + (count - 1), &four, sizeof(float), cudaMemcpyHostToDevice));
+    HANDLE_ERROR(
+        cudaMemcpy(partial.ptr + (count - 1500), &two, sizeof(float), cudaMemcpyHostToDevice));
+    HANDLE_ERROR(
+        cudaMemcpy(partial.ptr + (count - 1), &four, sizeof(float), cudaMemcpyHostToDevice));
     result.poison();
     sum_partials<<<1, SECOND_PASS_THREADS>>>(partial.ptr, count, result.ptr);
     CHECK_LAUNCH_SYNC();

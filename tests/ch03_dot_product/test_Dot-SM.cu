@@ -10,7 +10,7 @@ static std::vector<float> run_dot_sm_partials(const DotInputs& in, long long n, 
     a.upload(in.a);
     b.upload(in.b);
     partial.poison();
-    dot_sm(a.ptr, b.ptr, partial.ptr, n, (int)blocks);
+    launch_dot(a.ptr, b.ptr, partial.ptr, n, (int)blocks);
     HANDLE_ERROR(cudaDeviceSynchronize());
     return partial.download();
 }
@@ -20,40 +20,47 @@ static std::vector<float> run_dot_sm_partials(const DotInputs& in, long long n, 
 static double run_dot_sm(const DotInputs& in, long long n, long long blocks, long long* unwritten) {
     std::vector<float> p = run_dot_sm_partials(in, n, blocks);
     *unwritten = count_nan(p);
-    return sum_partials(p.data(), blocks);
+    return sum_partials_on_cpu(p.data(), blocks);
 }
 
 static void expect_dot_sm(long long n, Data data, long long blocks) {
     DotInputs in = make_dot_inputs(n, data);
     long long unwritten = 0;
     double sum = run_dot_sm(in, n, blocks, &unwritten);
-    long long depth = dot_sm_rounding_depth(n, blocks);
+    long long depth = dot_rounding_depth(n, blocks);
     EXPECT_EQ(unwritten, 0) << "n = " << n << ", blocks = " << blocks;
-    EXPECT_TRUE(within_bound(sum, in.ref, depth)) << "n = " << n << ", blocks = " << blocks << ": "
-                                                  << explain(sum, in.ref, depth);
+    EXPECT_TRUE(within_bound(sum, in.ref, depth))
+        << "n = " << n << ", blocks = " << blocks << ": " << explain(sum, in.ref, depth);
 }
 
 TEST_F(Dot_SM, OneElement) {
-    expect_dot_sm(1, Data::Random, document_blocks(1));
+    expect_dot_sm(1, Data::Random, original_blocks(1));
     expect_dot_sm(1, Data::Document, 5);  // more blocks than elements: four add nothing
 }
 TEST_F(Dot_SM, AroundOneBlock) {
     for (long long n : {255, 256, 257}) {
-        expect_dot_sm(n, Data::Random, document_blocks(n));
+        expect_dot_sm(n, Data::Random, original_blocks(n));
         expect_dot_sm(n, Data::Document, 1);
     }
 }
 TEST_F(Dot_SM, NotAMultipleOfTheGrid) {
-    expect_dot_sm(100003, Data::Random, document_blocks(100003));
+    expect_dot_sm(100003, Data::Random, original_blocks(100003));
     expect_dot_sm(100003, Data::Document, 7);
 }
-TEST_F(Dot_SM, Uncapped) { expect_dot_sm(100003, Data::Random, uncapped_blocks(100003)); }
-TEST_F(Dot_SM, Large) { expect_dot_sm((1 << 24) + 3, Data::Random, document_blocks(1 << 24)); }
-TEST_F(Dot_SM, DocumentDataLarge) { expect_dot_sm(1 << 24, Data::Document, document_blocks(1 << 24)); }
-TEST_F(Dot_SM, LargeUncapped) { expect_dot_sm(1 << 24, Data::Random, uncapped_blocks(1 << 24)); }
+TEST_F(Dot_SM, Uncapped) {
+    expect_dot_sm(100003, Data::Random, ceil_div(100003, THREADS_PER_BLOCK));
+}
+TEST_F(Dot_SM, Large) {
+    expect_dot_sm((1 << 24) + 3, Data::Random, original_blocks(1 << 24));
+}
+TEST_F(Dot_SM, DocumentDataLarge) {
+    expect_dot_sm(1 << 24, Data::Document, original_blocks(1 << 24));
+}
+TEST_F(Dot_SM, LargeUncapped) {
+    expect_dot_sm(1 << 24, Data::Random, ceil_div(1 << 24, THREADS_PER_BLOCK));
+}
 TEST_F(Dot_SM, LargeAutoGrid) {
-    DeviceInfo dev = query_device(0);
-    expect_dot_sm(1 << 24, Data::Document, dot_sm_auto_blocks(dev));
+    expect_dot_sm(1 << 24, Data::Document, blocks_to_fill_gpu(dot, THREADS_PER_BLOCK));
 }
 
 // Why the block size must be a power of two: the same tree with a block size
@@ -83,7 +90,7 @@ static double run_any_block(const DotInputs& in, int blocks, int threads) {
     dot_tree_any_block<<<blocks, threads, threads * sizeof(float)>>>(a.ptr, b.ptr, partial.ptr, n);
     CHECK_LAUNCH_SYNC();
     std::vector<float> p = partial.download();
-    return sum_partials(p.data(), blocks);
+    return sum_partials_on_cpu(p.data(), blocks);
 }
 
 TEST_F(Dot_SM, CheckerCatchesANonPowerOfTwoBlock) {
@@ -102,19 +109,20 @@ TEST_F(Dot_SM, CheckerCatchesANonPowerOfTwoBlock) {
 }
 
 // With data of both signs the check must still fail every wrong answer: 0, the
-// sign flipped, and any one block's partial sum left out, on the document's
+// sign flipped, and any one block's partial sum left out, on the original's
 // 32 blocks and on a grid that fills the GPU. (Before the exact random data,
 // the bound scaled by sum|a b| let every one of these pass at this size: at
 // N = 2^24 it allowed 0.8 times the answer.)
 TEST_F(Dot_SM, LargeSignedDataCheckerCatchesEachLostBlock) {
     const long long n = (1 << 24) + 3;
     DotInputs in = make_dot_inputs(n, Data::Random);
-    DeviceInfo dev = query_device(0);
-    for (long long blocks : {(long long)document_blocks(n), (long long)dot_sm_auto_blocks(dev)}) {
+    for (long long blocks :
+         {(long long)original_blocks(n), (long long)blocks_to_fill_gpu(dot, THREADS_PER_BLOCK)}) {
         std::vector<float> p = run_dot_sm_partials(in, n, blocks);
-        double sum = sum_partials(p.data(), blocks);
-        long long depth = dot_sm_rounding_depth(n, blocks);
-        ASSERT_TRUE(within_bound(sum, in.ref, depth)) << blocks << " blocks: " << explain(sum, in.ref, depth);
+        double sum = sum_partials_on_cpu(p.data(), blocks);
+        long long depth = dot_rounding_depth(n, blocks);
+        ASSERT_TRUE(within_bound(sum, in.ref, depth))
+            << blocks << " blocks: " << explain(sum, in.ref, depth);
         EXPECT_FALSE(within_bound(0.0, in.ref, depth));
         EXPECT_FALSE(within_bound(-sum, in.ref, depth));
         // (A block whose terms add up to exactly 0 can be left out without

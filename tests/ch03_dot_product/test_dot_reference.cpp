@@ -1,20 +1,21 @@
 // Tests of ch03_dot_product/dot_reference.h, on the CPU: the double reference,
 // the two checks every chapter-3 program uses (the rounding-error bound for the
-// document's data, exact equality for the random data), and the pitfalls of
-// the document's float checks.
+// original's data, exact equality for the random data), and the pitfalls of
+// the original's float checks.
 #include <gtest/gtest.h>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 #include "../../ch03_dot_product/dot_reference.h"
 
-TEST(DotReference, ExactForTheDocumentsDataWhileIntegersAreExact) {
+TEST(DotReference, ExactForTheOriginalsDataWhileIntegersAreExact) {
     // Below 2^24 every i and 2i is exact in float, and every product and partial
     // sum (< 2^53) is exact in double: the reference equals the closed form.
     for (long long n : {1LL, 2LL, 1000LL, 33LL * 1024}) {
         std::vector<float> a(n), b(n);
         fill_document_data(a.data(), b.data(), n);
-        EXPECT_EQ(dot_reference(a.data(), b.data(), n, false).sum, closed_form_exact(n)) << "n = " << n;
+        EXPECT_EQ(dot_reference(a.data(), b.data(), n, false).sum, closed_form_exact(n))
+            << "n = " << n;
     }
 }
 
@@ -33,7 +34,8 @@ TEST(DotReference, BoundGrowsWithDepthAndRejectsNaN) {
     r.sum_abs = 1000.0;
     EXPECT_LT(float_error_bound(10, r), float_error_bound(100, r));
     EXPECT_NEAR(float_error_bound(1, r), 1000.0 / 16777216.0, 1e-9);
-    EXPECT_TRUE(std::isinf(float_error_bound(1LL << 24, r)));  // depth * u = 1: the bound says nothing
+    EXPECT_TRUE(
+        std::isinf(float_error_bound(1LL << 24, r)));  // depth * u = 1: the bound says nothing
     EXPECT_FALSE(within_bound(NAN, r, 10));
     EXPECT_TRUE(within_bound(1.0, r, 10));
     r.exact = true;  // the random data: nothing is allowed, whatever the depth
@@ -45,16 +47,18 @@ TEST(DotReference, BoundGrowsWithDepthAndRejectsNaN) {
 
 // Real-valued data of both signs, uniform in [lo, hi): not what the programs
 // use (see dot_reference.h), but the bound must hold for it too.
-static void fill_uniform(std::vector<float>& x, unsigned long long seed, float lo, float hi) {
+static void fill_uniform(std::vector<float>& x, uint64_t seed, float lo, float hi) {
+    SplitMix64 rng(seed);
     for (size_t i = 0; i < x.size(); i++) {
-        float unit = (float)(hash_bits(seed, (long long)i) >> 40) / 16777216.0f;  // 24 bits: [0, 1)
+        float unit = (float)(rng.next() >> 40) / 16777216.0f;  // 24 bits: [0, 1)
         x[i] = lo + (hi - lo) * unit;
     }
 }
 
 // A float emulation of the GPU's order: `grid` running sums fed by a
 // grid-stride loop (fused multiply-adds), then a halving tree.
-static float grid_dot_in_float(const std::vector<float>& a, const std::vector<float>& b, long long grid) {
+static float grid_dot_in_float(const std::vector<float>& a, const std::vector<float>& b,
+                               long long grid) {
     std::vector<float> sums(grid, 0.0f);
     for (size_t i = 0; i < a.size(); i++) sums[i % grid] = std::fma(a[i], b[i], sums[i % grid]);
     for (long long half = grid / 2; half > 0; half /= 2)
@@ -64,7 +68,7 @@ static float grid_dot_in_float(const std::vector<float>& a, const std::vector<fl
 
 TEST(DotReference, BoundHoldsForTheGpusSummationOrder) {
     const long long n = 1 << 22, grid = 32 * 256;  // Dot-SM's capped grid
-    long long depth = 1 + ceil_div(n, grid) + tree_levels(grid);
+    long long depth = 1 + (n + grid - 1) / grid + tree_levels(grid);
     std::vector<float> a(n), b(n);
     fill_document_data(a.data(), b.data(), n);
     Reference doc = dot_reference(a.data(), b.data(), n, false);
@@ -101,8 +105,11 @@ TEST(ExactData, ValuesAreTheEightOddEighths) {
         ASSERT_TRUE(k >= 0 && k <= 7) << v;
         count[(int)k]++;
     }
-    for (int k = 0; k < 8; k++) EXPECT_NEAR(count[k], n / 8, n / 80) << "value " << (2 * k - 7) << "/8";
-    EXPECT_EQ(random_eighth(1, 12345), random_eighth(1, 12345));  // reproducible
+    for (int k = 0; k < 8; k++)
+        EXPECT_NEAR(count[k], n / 8, n / 80) << "value " << (2 * k - 7) << "/8";
+    std::vector<float> again(n);
+    fill_random(again.data(), n, 3);
+    EXPECT_EQ(x, again);  // reproducible
 }
 
 // Every order of summation a GPU may use gives the exact answer: the grid-stride
@@ -164,19 +171,30 @@ TEST(ExactData, CheckRejectsWrongAnswersAtTwoToThe28) {
     // Depths as the programs compute them (Dot-SM: 1 + N / (B T) + 8;
     // Dot-SM-Warp: 1 + 3 + N / (4 B T) + 1 + 10 + B / 1024 + 10; Dot-GM: 1).
     std::vector<GridEmulation> grids = {
-        {"Dot-SM, the document's 32 x 256", 32, 256, false, 1 + 32768 + 8, {}},
+        {"Dot-SM, the original's 32 x 256", 32, 256, false, 1 + 32768 + 8, {}},
         {"Dot-SM --blocks auto on an H200, 1056 x 256", 1056, 256, false, 1 + 993 + 8, {}},
         {"Dot-GM, 128 x 128", 128, 128, false, 1, {}},
         {"Dot-SM-Warp on an H200, 792 x 256", 792, 256, true, 4 + 331 + 1 + 10 + 1 + 10, {}},
         {"Dot-SM-Warp, 1056 x 256", 1056, 256, true, 4 + 249 + 1 + 10 + 2 + 10, {}},
-        {"Dot-SM-Warp --threads 128 on an H200, 1584 x 128", 1584, 128, true, 4 + 331 + 1 + 10 + 2 + 10, {}},
-        {"Dot-SM-Warp --threads 1024 on an H200, 132 x 1024", 132, 1024, true, 4 + 497 + 1 + 10 + 1 + 10, {}},
+        {"Dot-SM-Warp --threads 128 on an H200, 1584 x 128",
+         1584,
+         128,
+         true,
+         4 + 331 + 1 + 10 + 2 + 10,
+         {}},
+        {"Dot-SM-Warp --threads 1024 on an H200, 132 x 1024",
+         132,
+         1024,
+         true,
+         4 + 497 + 1 + 10 + 1 + 10,
+         {}},
     };
     for (GridEmulation& g : grids) g.start();
     long long sum = 0, sum_abs = 0, largest_prefix = 0;
+    SplitMix64 a(1), b(2);  // the programs' a and b: fill_random with seeds 1 and 2
     for (long long i = 0; i < n; i++) {
-        // The programs' a and b (seeds 1 and 2), in units of 1/8; the term in units of 1/64.
-        long long term = (long long)(8 * random_eighth(1, i)) * (long long)(8 * random_eighth(2, i));
+        // a[i] and b[i] in units of 1/8; the term in units of 1/64.
+        long long term = (long long)(8 * random_eighth(a)) * (long long)(8 * random_eighth(b));
         sum += term;
         sum_abs += term < 0 ? -term : term;
         largest_prefix = std::max(largest_prefix, sum < 0 ? -sum : sum);
@@ -204,14 +222,17 @@ TEST(ExactData, CheckRejectsWrongAnswersAtTwoToThe28) {
         for (long long b = 0; b < g.blocks; b++) {
             double dropped = (sum - g.partial[b]) / 64.0;  // block b's partial sum left out
             EXPECT_NE(g.partial[b], 0) << g.what << ": block " << b << " adds up to 0";
-            EXPECT_FALSE(within_bound(dropped, ref, g.old_depth)) << g.what << ": without block " << b;
+            EXPECT_FALSE(within_bound(dropped, ref, g.old_depth))
+                << g.what << ": without block " << b;
             accepted_before += within_bound(dropped, old, g.old_depth);
             if (b < g.blocks / 2) half += g.partial[b];
         }
-        EXPECT_FALSE(within_bound(half / 64.0, ref, g.old_depth)) << g.what << ": half of the blocks";
+        EXPECT_FALSE(within_bound(half / 64.0, ref, g.old_depth))
+            << g.what << ": half of the blocks";
         // Dot-GM's check (depth 1) already saw a lost block; the reductions' did not.
         if (g.old_depth > 1) {
-            EXPECT_EQ(accepted_before, g.blocks) << g.what << ": the old bound caught some dropped blocks";
+            EXPECT_EQ(accepted_before, g.blocks)
+                << g.what << ": the old bound caught some dropped blocks";
         }
         long long total = 0;
         for (long long p : g.partial) total += p;
@@ -220,9 +241,9 @@ TEST(ExactData, CheckRejectsWrongAnswersAtTwoToThe28) {
 }
 
 // ---------------------------------------------------------------------------
-// The document's float pitfalls.
+// The original's float pitfalls.
 
-// The pitfall of the document's CPU side: `float sum; sum += c[i]` stops
+// The pitfall of the original's CPU side: `float sum; sum += c[i]` stops
 // growing once the sum is 2^24 times larger than what is added.
 TEST(DotReference, AFloatRunningSumStagnates) {
     float sum = 0;
@@ -230,10 +251,10 @@ TEST(DotReference, AFloatRunningSumStagnates) {
     EXPECT_EQ(sum, 16777216.0f);  // 2^24, not 2^25
 }
 
-TEST(DotReference, DocumentsFloatClosedFormDrifts) {
-    // Exact at the document's size? Off by whole units at 2^20 and beyond.
+TEST(DotReference, OriginalsFloatClosedFormDrifts) {
+    // Exact at the original's size? Off by whole units at 2^20 and beyond.
     double exact = closed_form_exact(1 << 20);
-    EXPECT_NE((double)document_closed_form_float(1 << 20), exact);
+    EXPECT_NE((double)original_closed_form_float(1 << 20), exact);
     EXPECT_EQ(closed_form_exact(4), 28.0);  // 2 * (0 + 1 + 4 + 9)
 }
 
@@ -245,7 +266,4 @@ TEST(DotReference, Helpers) {
     EXPECT_EQ(tree_levels(1), 0);
     EXPECT_EQ(tree_levels(256), 8);
     EXPECT_EQ(tree_levels(257), 9);
-    EXPECT_EQ(ceil_div(257, 256), 2);
-    EXPECT_EQ(hash_bits(1, 12345), hash_bits(1, 12345));  // reproducible
-    EXPECT_NE(hash_bits(1, 12345), hash_bits(1, 12346));
 }

@@ -6,24 +6,20 @@ class Stencil1D : public GpuTest {};
 
 static std::vector<int> random_ints(long long n, unsigned seed) {
     std::vector<int> v(n);
-    unsigned long long state = seed;
-    for (long long i = 0; i < n; i++) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        v[i] = (int)((state >> 33) % (2 * INPUT_MAX + 1)) - INPUT_MAX;
-    }
+    fill_random_ints(v.data(), n, seed);
     return v;
 }
 
 // Runs the GPU stencil, told `n_run` elements, on `in` (output poisoned as
 // the program does) and counts the outputs that differ from the CPU stencil
 // of `expected_from`.
-static long long count_wrong_stencil(const std::vector<int>& in, const std::vector<int>& expected_from,
-                                     long long n_run) {
+static long long count_wrong_stencil(const std::vector<int>& in,
+                                     const std::vector<int>& expected_from, long long n_run) {
     long long n = (long long)in.size();
     DeviceArray<int> dev_in(n), dev_out(n);
     dev_in.upload(in);
     dev_out.poison(POISON_BYTE);
-    stencil(dev_in.ptr, dev_out.ptr, n_run);
+    launch_stencil_1d(dev_in.ptr, dev_out.ptr, n_run);
     HANDLE_ERROR(cudaDeviceSynchronize());
     std::vector<int> out = dev_out.download(), expected(n);
     stencil_on_cpu(expected_from.data(), expected.data(), n);
@@ -32,7 +28,8 @@ static long long count_wrong_stencil(const std::vector<int>& in, const std::vect
     return wrong;
 }
 
-static long long count_wrong_stencil(const std::vector<int>& in, const std::vector<int>& expected_from) {
+static long long count_wrong_stencil(const std::vector<int>& in,
+                                     const std::vector<int>& expected_from) {
     return count_wrong_stencil(in, expected_from, (long long)in.size());
 }
 
@@ -42,20 +39,25 @@ static long long count_wrong_stencil(long long n) {
 }
 
 TEST_F(Stencil1D, ShorterThanTheWindow) {
-    for (long long n = 1; n <= 2 * RADIUS + 2; n++) EXPECT_EQ(count_wrong_stencil(n), 0) << "n = " << n;
-}
-TEST_F(Stencil1D, AroundOneBlock) {
-    for (long long n : {BLOCK_SIZE - 1, BLOCK_SIZE, BLOCK_SIZE + 1, BLOCK_SIZE + RADIUS})
+    for (long long n = 1; n <= 2 * RADIUS + 2; n++)
         EXPECT_EQ(count_wrong_stencil(n), 0) << "n = " << n;
 }
-TEST_F(Stencil1D, NotAMultipleOfTheBlock) { EXPECT_EQ(count_wrong_stencil(100003), 0); }
-TEST_F(Stencil1D, Large) { EXPECT_EQ(count_wrong_stencil((1 << 24) + 7), 0); }
+TEST_F(Stencil1D, AroundOneBlock) {
+    for (long long n : {THREADS_PER_BLOCK - 1, THREADS_PER_BLOCK, THREADS_PER_BLOCK + 1, THREADS_PER_BLOCK + RADIUS})
+        EXPECT_EQ(count_wrong_stencil(n), 0) << "n = " << n;
+}
+TEST_F(Stencil1D, NotAMultipleOfTheBlock) {
+    EXPECT_EQ(count_wrong_stencil(100003), 0);
+}
+TEST_F(Stencil1D, Large) {
+    EXPECT_EQ(count_wrong_stencil((1 << 24) + 7), 0);
+}
 
 // The checker must be able to fail: change one input on the CPU side only,
 // and the 2*RADIUS + 1 outputs that see it differ.
 TEST_F(Stencil1D, CheckerCatchesAChangedInput) {
     std::vector<int> in = random_ints(1000, 3), changed = in;
-    changed[BLOCK_SIZE] += 1;  // just past the first block: the halo of both
+    changed[THREADS_PER_BLOCK] += 1;  // just past the first block: the halo of both
     EXPECT_EQ(count_wrong_stencil(in, changed), 2 * RADIUS + 1);
 }
 
