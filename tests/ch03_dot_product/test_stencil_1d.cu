@@ -43,7 +43,8 @@ TEST_F(Stencil1D, ShorterThanTheWindow) {
         EXPECT_EQ(count_wrong_stencil(n), 0) << "n = " << n;
 }
 TEST_F(Stencil1D, AroundOneBlock) {
-    for (long long n : {THREADS_PER_BLOCK - 1, THREADS_PER_BLOCK, THREADS_PER_BLOCK + 1, THREADS_PER_BLOCK + RADIUS})
+    for (long long n : {THREADS_PER_BLOCK - 1, THREADS_PER_BLOCK, THREADS_PER_BLOCK + 1,
+                        THREADS_PER_BLOCK + RADIUS})
         EXPECT_EQ(count_wrong_stencil(n), 0) << "n = " << n;
 }
 TEST_F(Stencil1D, NotAMultipleOfTheBlock) {
