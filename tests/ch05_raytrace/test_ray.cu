@@ -148,13 +148,13 @@ __global__ void kernel_book_offset(int count, unsigned char* ptr, int dim) {
 TEST_F(RayConst, CheckerCatchesPlantedBugs) {
     auto first_hit = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         upload_spheres(spheres);
-        kernel_first_hit_wins<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+        kernel_first_hit_wins<<<dim3(ceil_div(dim, 16), ceil_div(dim, 16)), dim3(16, 16)>>>(
             (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };
     auto book_offset = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         upload_spheres(spheres);
-        kernel_book_offset<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+        kernel_book_offset<<<dim3(ceil_div(dim, 16), ceil_div(dim, 16)), dim3(16, 16)>>>(
             (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };

@@ -161,14 +161,14 @@ TEST_F(RayNoconst, CheckerCatchesPlantedBugs) {
     auto first_hit = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         DeviceArray<Sphere> dev(spheres.size());
         dev.upload(spheres);
-        kernel_first_hit_wins<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+        kernel_first_hit_wins<<<dim3(ceil_div(dim, 16), ceil_div(dim, 16)), dim3(16, 16)>>>(
             dev.ptr, (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };
     auto book_offset = [](const std::vector<Sphere>& spheres, unsigned char* bitmap, int dim) {
         DeviceArray<Sphere> dev(spheres.size());
         dev.upload(spheres);
-        kernel_book_offset<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+        kernel_book_offset<<<dim3(ceil_div(dim, 16), ceil_div(dim, 16)), dim3(16, 16)>>>(
             dev.ptr, (int)spheres.size(), bitmap, dim);
         CHECK_LAUNCH_SYNC();
     };

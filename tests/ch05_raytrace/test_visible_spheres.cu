@@ -74,7 +74,7 @@ __global__ void raytrace_skips_last(bool* visible, int count, int dim) {
 TEST_F(VisibleSpheres, CheckerCatchesAPlantedBug) {
     auto buggy = [](const std::vector<Ball>& scene, bool* dev, int dim) {
         HANDLE_ERROR(cudaMemcpyToSymbol(balls, scene.data(), sizeof(Ball) * scene.size()));
-        raytrace_skips_last<<<dim3((dim + 15) / 16, (dim + 15) / 16), dim3(16, 16)>>>(
+        raytrace_skips_last<<<dim3(ceil_div(dim, 16), ceil_div(dim, 16)), dim3(16, 16)>>>(
             dev, (int)scene.size(), dim);
         CHECK_LAUNCH_SYNC();
     };
