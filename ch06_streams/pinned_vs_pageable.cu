@@ -169,11 +169,15 @@ std::string size_text(size_t bytes) {
     return text;
 }
 
-// The sizes: the largest alone, or 4 KiB, 16 KiB, ... up to it (always included).
-// A long run says so first: each size and kind of memory takes 2 x (repeats + 2)
-// copies at 5 GB/s (conservative: the H200 machine's pageable copies run at 9 to
-// 16 GB/s), and the host pins, fills, clears and compares at 2 GB/s.
-std::vector<size_t> plan_sizes(size_t largest, bool sweep, int repeats) {
+// The sizes: the largest alone, or 4 KiB, 16 KiB, ... up to it (always included),
+// printed with the copy engines and how copies are timed. A long run says so first: each size and
+// kind of memory takes 2 x (repeats + 2) copies at 5 GB/s (conservative: the H200 machine's
+// pageable copies run at 9 to 16 GB/s), and the host pins, fills, clears and compares at 2 GB/s.
+std::vector<size_t> plan_sizes(const DeviceInfo& dev, size_t largest, bool sweep, int repeats) {
+    std::printf("Copy engines (cudaDevAttrAsyncEngineCount): %d%s\n", dev.copy_engines,
+                dev.copy_engines >= 2 ? " -- one can send while another receives" : "");
+    std::printf("cudaMemcpy, median of %d copies after 2 warm-ups; GB/s = 1e9 bytes/s\n\n",
+                repeats);
     std::vector<size_t> sizes;
     for (size_t s = 4096; sweep && s < largest; s *= 4) sizes.push_back(s);
     sizes.push_back(largest);
@@ -225,11 +229,7 @@ int main(int argc, char** argv) {
     size_t host_bytes = checked_bytes(args, mb, 1 << 20, 2);
     check_fits_on_host(args, host_bytes);  // before looking for a GPU: exit 2 without one too
     const DeviceInfo& dev = report.start(largest, host_bytes);
-    std::printf("Copy engines (cudaDevAttrAsyncEngineCount): %d%s\n", dev.copy_engines,
-                dev.copy_engines >= 2 ? " -- one can send while another receives" : "");
-    std::printf("cudaMemcpy, median of %d copies after 2 warm-ups; GB/s = 1e9 bytes/s\n\n",
-                report.repeats());
-    std::vector<size_t> sizes = plan_sizes(largest, sweep, report.repeats());
+    std::vector<size_t> sizes = plan_sizes(dev, largest, sweep, report.repeats());
 
     unsigned char* dev_buffer;
     HANDLE_ERROR(cudaMalloc((void**)&dev_buffer, largest));
