@@ -89,14 +89,12 @@ inline JsonRecord measurement_against(const char* program, const char* variant,
         .add("max", t.max_ms)
         .add("repeats", t.repeats);
     JsonRecord r;
-    r.add("schema", 1)
-        .add("program", program)
-        .add("variant", variant)
-        .add("device", dev.name)
-        .add("cc", dev.compute_capability())
-        .add("time_ms", time)
-        .add("gbps", gbps)
-        .add("gflops", gflops);
+    r.add("schema", 1).add("program", program).add("variant", variant).add("device", dev.name);
+    if (dev.cc_major == 0)
+        r.null("cc");  // a CPU (Report::start_on_cpu)
+    else
+        r.add("cc", dev.compute_capability());
+    r.add("time_ms", time).add("gbps", gbps).add("gflops", gflops);
     if (std::isfinite(pct_of_limit) && limit) {
         r.add("pct_peak", pct_of_limit).add("peak", limit);
     } else {
@@ -172,6 +170,13 @@ public:
         print_device(dev_);
         return dev_;
     }
+    // The same for a program that runs on the CPU only (MM-CPU): no GPU is
+    // looked for; its records name the CPU and have no compute capability.
+    void start_on_cpu(const char* cpu, size_t host_bytes) {
+        check_fits_on_host(args_, host_bytes);
+        dev_.name = cpu;
+        std::printf("Device: %s\n", cpu);
+    }
 
     // What this run is: sizes and launch shape, stored in every JSON record.
     // Printed once, before the first figure: "VA-GPU-11: n = 1048576; 1 x 1 threads".
@@ -180,11 +185,16 @@ public:
         setup_ += (setup_.empty() ? "" : ", ") + std::string(key) + " = " + std::to_string(value);
         return *this;
     }
+    Report& size(const char* key, const std::string& value) {
+        size_.add(key, value);
+        setup_ += (setup_.empty() ? "" : ", ") + std::string(key) + " = " + value;
+        return *this;
+    }
     Report& launch(long long blocks, long long threads) {
         launch_ = JsonRecord();
         launch_.add("blocks", blocks).add("threads", threads);
-        launch_text_ = "; " + std::to_string(blocks) + " blocks x " + std::to_string(threads) +
-                       " threads";
+        launch_text_ =
+            "; " + std::to_string(blocks) + " blocks x " + std::to_string(threads) + " threads";
         return *this;
     }
 
@@ -224,7 +234,8 @@ public:
         if (std::isfinite(pct_of_limit) && limit)
             std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
         std::printf("\n");
-        records_.push_back({variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_});
+        records_.push_back(
+            {variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_, {}});
         extra_ = JsonRecord();
     }
 
@@ -239,6 +250,15 @@ public:
     template <typename Value>
     void extra(const char* key, Value value) {
         (records_.empty() ? extra_ : records_.back().extra).add(key, value);
+    }
+    // The same with a value already written as JSON (an array, say).
+    void extra_json(const char* key, const std::string& json_value) {
+        (records_.empty() ? extra_ : records_.back().extra).raw(key, json_value);
+    }
+    // A size of the last measurement alone (a sweep over sizes): it replaces
+    // the run's size() in that record.
+    void size_of_last(const char* key, long long value) {
+        if (!records_.empty()) records_.back().size.add(key, value);
     }
 
     // Prints the JSON records (with --json), then the verdict line; returns
@@ -257,7 +277,7 @@ public:
             JsonRecord r = measurement_against(
                 args_.program(), m.variant.c_str(), dev_, m.t, m.gbps, m.gflops, m.pct,
                 m.limit.empty() ? nullptr : m.limit.c_str(), pass ? "PASS" : "FAIL");
-            r.add("size", size_);
+            r.add("size", m.size.str() == "{}" ? size_ : m.size);
             if (launch_.str() == "{}")
                 r.null("launch");
             else
@@ -279,7 +299,7 @@ private:
         TimingStats t;
         double gbps, gflops, pct;
         std::string limit;
-        JsonRecord extra;
+        JsonRecord extra, size;
     };
 
     Args& args_;

@@ -365,6 +365,29 @@ TEST(Report, ReadsItsOptionsAndPrintsOneRecordPerMeasurementWithTheVerdict) {
     EXPECT_NE(out.find("Verdict: FAIL (3 elements wrong)"), std::string::npos);
 }
 
+// MM-CPU's report (no GPU looked for), a sweep's own sizes, a JSON array, and
+// the setup line printed before the first figure.
+TEST(Report, OnTheCpuWithASizePerRecordAndAnArray) {
+    Args args = make_args({"--json"});
+    Report report(args, 5);
+    ::testing::internal::CaptureStdout();
+    report.start_on_cpu("CPU (one core)", 1000);
+    report.size("width", 64).size("scene", "a.txt");
+    TimingStats t = summarize({2.0});
+    report.record("triple-loop", "CPU", t, NAN, 3.0, NAN, nullptr);
+    report.size_of_last("bytes", 4096);
+    report.extra_json("segments", "[1,2]");
+    int code = report.verdict(true, "%d of %d right", 7, 7);
+    std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(code, EXIT_CODE_OK);
+    EXPECT_NE(out.find("prog: width = 64, scene = a.txt\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"device\":\"CPU (one core)\",\"cc\":null"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"size\":{\"bytes\":4096}"), std::string::npos) << out;
+    EXPECT_EQ(out.find("\"width\":64"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"segments\":[1,2]"), std::string::npos) << out;
+    EXPECT_NE(out.find("Verdict: PASS (7 of 7 right)"), std::string::npos) << out;
+}
+
 TEST(Report, WithoutJsonPrintsNoRecords) {
     Args args = make_args({});
     Report report(args, 2);
