@@ -202,8 +202,7 @@ void report_round_trip(Report& report, size_t bytes, HostKind kind, const RoundT
                       size_text(bytes).c_str(), HOST_KIND_NAMES[kind], way,
                       base.median_ms / t.median_ms);
         report.record(variant.c_str(), label, t, bytes / (t.median_ms * 1e6), NAN, NAN, nullptr);
-        // Each record's own size: a sweep has many. (Report's size() is one for the run.)
-        report.extra("size", JsonRecord().add("bytes", (long long)bytes));
+        report.size_of_last("bytes", (long long)bytes);  // each record's own: a sweep has many
         report.extra("memory", HOST_KIND_NAMES[kind]);
         report.extra("direction", way);
         report.extra("speedup_vs_pageable", base.median_ms / t.median_ms);

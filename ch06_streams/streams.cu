@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
     std::vector<ModeRun> runs;
     for (int m = 0; m < MODES; m++) runs.push_back(run_checked_and_timed(p, (Mode)m, repeats));
     long long wrong = report_modes(report, runs, bytes, ideal, in_order, dev.copy_engines);
-    print_timeline_record(args, report, runs, n, chunks, streams, p.steps, p.max_blocks, ideal);
+    report_timeline(report, runs, n, ideal);
     return report.verdict(wrong == 0, "%lld wrong or guard words written, %d modes", wrong, MODES);
 }
 #endif
