@@ -1,4 +1,5 @@
 // MM-GPU-RT.cu -- register tiling: many outputs per thread (chapter 4, advanced lab).
+// Source: none; the step after "GPU Programming" (CSInParallel, 2012), chapter 4.
 //
 // MM-GPU-SM moves the data from global memory into shared memory, but every
 // multiply-add still needs two loads from shared memory, and shared memory
@@ -26,22 +27,17 @@
 //   ./MM-GPU-RT --width 4096 --compare-cublas
 //   ./MM-GPU-RT --help                   every option
 
-#include <cstdio>
-#include <string>
-#include "../common/args.h"
-#include "../common/device_info.h"
 #include "../common/handle_error.h"
 #include "../common/report.h"
-#include "../common/timer.h"
 #include "cublas_yardstick.h"
 #include "matrix.h"
 
-const int BM = 128;        // rows of P per block
-const int BN = 128;        // columns of P per block
-const int BK = 8;          // the slice of Width that one step stages in shared memory
-const int TM = 8;          // rows of P per thread
-const int TN = 8;          // columns of P per thread
-const int THREADS = (BM / TM) * (BN / TN);  // 16 x 16 = 256 threads per block
+const int BM = 128;  // rows of P per block
+const int BN = 128;  // columns of P per block
+const int BK = 8;    // the slice of Width that one step stages in shared memory
+const int TM = 8;    // rows of P per thread
+const int TN = 8;    // columns of P per thread
+const int THREADS_PER_BLOCK = (BM / TM) * (BN / TN);  // 16 x 16 = 256
 
 // Four consecutive floats A[row][col..col+3] of a W x W matrix, as one float4;
 // zeros for any of them outside the matrix. The single 16-byte load is used
@@ -72,9 +68,10 @@ __device__ void store4(float* A, int row, int col, int W, float4 v) {
     if (col + 3 < W) A[row * W + col + 3] = v.w;
 }
 
-// __launch_bounds__ promises at most THREADS threads per block, so the
+// __launch_bounds__ promises at most THREADS_PER_BLOCK threads per block, so the
 // compiler may give each thread up to 255 registers -- it needs 64 for the sums.
-__global__ void __launch_bounds__(THREADS) matmul_rt(const float* M, const float* N, float* P, int W) {
+__global__ void __launch_bounds__(THREADS_PER_BLOCK)
+    matmul_rt(const float* M, const float* N, float* P, int W) {
     // The slice of M is stored transposed, Ms[k][row], so that the 8 numbers
     // of M a thread needs for one k are side by side and come in two float4
     // loads. Each row is padded by 4 floats so that the transposing stores of
@@ -135,8 +132,7 @@ __global__ void __launch_bounds__(THREADS) matmul_rt(const float* M, const float
 #pragma unroll
             for (int i = 0; i < TM; i++)
 #pragma unroll
-                for (int j = 0; j < TN; j++)
-                    sum[i][j] += a[i] * b[j];
+                for (int j = 0; j < TN; j++) sum[i][j] += a[i] * b[j];
         }
         __syncthreads();  // everyone is done with the slices: they may be overwritten
     }
@@ -146,25 +142,26 @@ __global__ void __launch_bounds__(THREADS) matmul_rt(const float* M, const float
     for (int i = 0; i < TM; i++) {
         int row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
         store4(P, row, col0 + tx * 4, W, make_float4(sum[i][0], sum[i][1], sum[i][2], sum[i][3]));
-        store4(P, row, col0 + 64 + tx * 4, W, make_float4(sum[i][4], sum[i][5], sum[i][6], sum[i][7]));
+        store4(P, row, col0 + 64 + tx * 4, W,
+               make_float4(sum[i][4], sum[i][5], sum[i][6], sum[i][7]));
     }
 }
 
 // The launch shared by main() below and by tests/ch04_matmul: a 1D block of
 // 256 threads per 128 x 128 tile of P, the grid rounded up.
-void matmul_rt_launch(const float* dev_M, const float* dev_N, float* dev_P, int Width) {
-    dim3 blocks((Width + BN - 1) / BN, (Width + BM - 1) / BM);
-    matmul_rt<<<blocks, THREADS>>>(dev_M, dev_N, dev_P, Width);
+void launch_matmul_rt(const float* dev_M, const float* dev_N, float* dev_P, int Width) {
+    dim3 blocks(ceil_div(Width, BN), ceil_div(Width, BM));
+    matmul_rt<<<blocks, THREADS_PER_BLOCK>>>(dev_M, dev_N, dev_P, Width);
     CHECK_LAUNCH();
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
-    "usage: MM-GPU-RT [--width W] [--init document|random] [--seed S] [--repeats R] [--cpu]\n"
+    "usage: MM-GPU-RT [--width W] [--data document|random] [--seed S] [--repeats R] [--cpu]\n"
     "                 [--compare-cublas] [--json]\n"
     "  --width W            matrices are W x W floats, 1..32768 (default 1024)\n"
-    "  --init KIND          'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
-    "                       (default); 'document': M[y*W+x] = x + y*W, as the course text\n"
+    "  --data KIND          'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
+    "                       (default); 'document': M[y*W+x] = x + y*W, as the original\n"
     "  --seed S             seed of the random data (default 1)\n"
     "  --repeats R          timed kernel launches after a warm-up (default 10)\n"
     "  --cpu                also time the CPU triple loop (MM-CPU) at this Width: slow\n"
@@ -172,82 +169,44 @@ const char* USAGE =
     "  --json               also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "MM-GPU-RT", USAGE);
-    int W = (int)args.integer("--width", 1024, 1, MAX_WIDTH);
-    // Random data by default: on it the check is exact, so any wrong index shows.
-    // The document's data is checked only to within float rounding of its
-    // large positive sums, which hides a wrong column a few places off.
-    std::string init = args.text("--init", "random");
-    unsigned seed = (unsigned)args.integer("--seed", 1, 0, 4294967295LL);
-    int repeats = (int)args.integer("--repeats", 10, 1, 100000);
-    bool run_cpu = args.flag("--cpu");
+    Args args(argc, argv, USAGE);
+    MatrixRun run = read_matrix_run(args, "random", true);  // --width, --data, --seed, --cpu
     bool compare = args.flag("--compare-cublas");
-    bool json = args.flag("--json");
-    args.done();
-    if (init != "document" && init != "random") args.fail("--init must be 'document' or 'random'");
-    size_t bytes = checked_bytes(args, (long long)W * W, sizeof(float), 1);
-
-    check_matrices_fit_on_host(args, run_cpu ? 4 : 3, W);  // before the GPU: no device needed
-
-    DeviceInfo dev = require_device("MM-GPU-RT");
-    check_fits_on_device(args, 3 * bytes);
-    print_device(dev);
-    int grid = (W + BM - 1) / BM;
-    std::printf("MM-GPU-RT: Width %d, %s data, grid %d x %d blocks of %d threads, each thread %d x %d outputs\n",
-                W, init.c_str(), grid, grid, THREADS, TM, TN);
+    Report report(args, 10);
+    int W = run.W;
+    size_t bytes = run.bytes, guarded = run.guarded_bytes();  // P has a guard float
+    // The host's memory is checked already, by read_matrix_run (at most 3/4 of the RAM).
+    report.start(2 * bytes + guarded, 0);
+    long long grid = ceil_div(W, BM);  // blocks in x and in y (BM = BN)
+    report_matrix_run(report, run).launch(grid * grid, THREADS_PER_BLOCK);
 
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
-    // P gets one float more than the matrix: a guard past its end, poisoned
-    // like the rest. A kernel that writes past the end of P changes it.
-    float* P = (float*)host_alloc(args, bytes + sizeof(float));
-    if (init == "document") {
-        fill_document(M, W);
-        fill_document(N, W);
-    } else {
-        fill_random(M, W, seed);
-        fill_random(N, W, seed + 1);
-    }
+    float* P = (float*)host_alloc(args, guarded);
+    fill_inputs(M, N, run);
 
-    // End to end, as the document timed it: allocate, copy in, multiply, copy out.
+    // End to end, as the original timed it: allocate, copy in, multiply, copy out.
     HostTimer end_to_end;
     float *dev_M, *dev_N, *dev_P;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_M, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_N, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_P, bytes + sizeof(float)));
-    HANDLE_ERROR(cudaMemset(dev_P, 0xFF, bytes + sizeof(float)));  // poison: unwritten reads NaN
+    HANDLE_ERROR(cudaMalloc(&dev_M, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_N, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_P, guarded));
+    HANDLE_ERROR(cudaMemset(dev_P, 0xFF, guarded));  // poison: an unwritten element reads NaN
     HANDLE_ERROR(cudaMemcpy(dev_M, M, bytes, cudaMemcpyHostToDevice));
     HANDLE_ERROR(cudaMemcpy(dev_N, N, bytes, cudaMemcpyHostToDevice));
-    matmul_rt_launch(dev_M, dev_N, dev_P, W);
-    HANDLE_ERROR(cudaMemcpy(P, dev_P, bytes + sizeof(float), cudaMemcpyDeviceToHost));
+    launch_matmul_rt(dev_M, dev_N, dev_P, W);
+    HANDLE_ERROR(cudaMemcpy(P, dev_P, guarded, cudaMemcpyDeviceToHost));
     double end_to_end_ms = end_to_end.stop_ms();
+    report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end_ms);
 
     CheckResult check = check_product(M, N, P, W);
     check_guard(P, W, &check);  // P[W * W] must still hold the poison
 
     // Kernel only: the same launch repeated, each timed with events.
-    TimingStats kernel = time_gpu([&] { matmul_rt_launch(dev_M, dev_N, dev_P, W); },
-                                  repeats);
-    double gflops = matmul_gflops(W, kernel.median_ms);
-    std::printf("  %-28s %10.3f ms  (malloc + copies + kernel, one run)\n", "end to end", end_to_end_ms);
-    print_matmul_timing("kernel only", kernel, W, dev.peak_fp32_gflops());
-
-    double cpu_ms = NAN;  // the document's CPU baseline, on request
-    if (run_cpu) cpu_ms = time_cpu_baseline(args, M, N, W, end_to_end_ms, kernel.median_ms);
-    double cublas_gflops = NAN;  // dev_P is checked already, so cuBLAS may overwrite it
-    if (compare)
-        cublas_gflops = compare_with_cublas("MM-GPU-RT", gflops, dev_M, dev_N, dev_P, W, repeats,
-                                            dev.peak_fp32_gflops());
-
-    const char* result = check.passed() ? "PASS" : "FAIL";
-    JsonRecord size, launch;
-    size.add("width", W).add("flops", 2.0 * W * (double)W * W);
-    launch.add("grid_x", grid).add("grid_y", grid).add("threads", THREADS).add("block_tile", BM)
-        .add("bk", BK).add("thread_tile", TM);
-    print_json(json, measurement("MM-GPU-RT", "register-tiled", dev, kernel, NAN, gflops, result)
-                         .add("size", size).add("launch", launch).add("init", init)
-                         .add("end_to_end_ms", end_to_end_ms).add("cpu_ms", cpu_ms)
-                         .add("cublas_gflops", cublas_gflops).add("ratio_to_cublas", gflops / cublas_gflops));
+    TimingStats kernel = report.compute("register-tiled", "kernel only", run.flops(),
+                                        [&] { launch_matmul_rt(dev_M, dev_N, dev_P, W); });
+    report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel);
+    report_cublas_yardstick(report, compare, dev_M, dev_N, dev_P, W, kernel);  // overwrites P
 
     HANDLE_ERROR(cudaFree(dev_M));
     HANDLE_ERROR(cudaFree(dev_N));
@@ -255,6 +214,6 @@ int main(int argc, char** argv) {
     std::free(M);
     std::free(N);
     std::free(P);
-    return verdict(check.passed(), describe(check));
+    return report.verdict(check.passed(), "%s", describe(check).c_str());
 }
 #endif

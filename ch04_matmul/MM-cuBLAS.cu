@@ -23,16 +23,10 @@
 //   ./MM-cuBLAS --width 4096             the chapter's speed benchmark
 //   ./MM-cuBLAS --help                   every option
 
-#include <cstdio>
-#include <string>
 #include <cublas_v2.h>
-#include "../common/args.h"
-#include "../common/device_info.h"
+#include "../common/handle_cublas.h"  // HANDLE_CUBLAS, the cuBLAS twin of HANDLE_ERROR
 #include "../common/handle_error.h"
 #include "../common/report.h"
-#include "../common/timer.h"
-#include "../common/handle_cublas.h"  // HANDLE_CUBLAS, the cuBLAS twin of HANDLE_ERROR
-#include "cublas_yardstick.h"
 #include "matrix.h"
 
 // A handle holds cuBLAS's state for one device (streams, workspace, modes).
@@ -47,92 +41,65 @@ cublasHandle_t make_strict_fp32_handle() {
 // P = M x N, all row-major Width x Width, on the device: the launch shared by
 // main() below and by tests/ch04_matmul. In column-major terms this is
 // P^T = N^T x M^T, hence N before M; every leading dimension is Width.
-void matmul_cublas(cublasHandle_t handle, const float* dev_M, const float* dev_N, float* dev_P, int Width) {
+void launch_matmul_cublas(cublasHandle_t handle, const float* dev_M, const float* dev_N,
+                          float* dev_P, int Width) {
     const float alpha = 1.0f, beta = 0.0f;
-    HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N,
-                              Width, Width, Width,  // rows of op(A) and C, columns of C, inner dimension
-                              &alpha, dev_N, Width, dev_M, Width,
-                              &beta, dev_P, Width));
+    HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, Width, Width,
+                              Width,  // rows of op(A) and C, columns of C, inner dimension
+                              &alpha, dev_N, Width, dev_M, Width, &beta, dev_P, Width));
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
-    "usage: MM-cuBLAS [--width W] [--init document|random] [--seed S] [--repeats R] [--cpu] [--json]\n"
+    "usage: MM-cuBLAS [--width W] [--data document|random] [--seed S] [--repeats R] [--cpu]\n"
+    "                 [--json]\n"
     "  --width W            matrices are W x W floats, 1..32768 (default 1024)\n"
-    "  --init KIND          'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
-    "                       (default); 'document': M[y*W+x] = x + y*W, as the course text\n"
+    "  --data KIND          'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
+    "                       (default); 'document': M[y*W+x] = x + y*W, as the original\n"
     "  --seed S             seed of the random data (default 1)\n"
     "  --repeats R          timed kernel launches after a warm-up (default 10)\n"
     "  --cpu                also time the CPU triple loop (MM-CPU) at this Width: slow\n"
     "  --json               also print one JSON record per measurement\n";
 
 int main(int argc, char** argv) {
-    Args args(argc, argv, "MM-cuBLAS", USAGE);
-    int W = (int)args.integer("--width", 1024, 1, MAX_WIDTH);
-    // Random data by default: on it the check is exact, so any wrong index shows.
-    // The document's data is checked only to within float rounding of its
-    // large positive sums, which hides a wrong column a few places off.
-    std::string init = args.text("--init", "random");
-    unsigned seed = (unsigned)args.integer("--seed", 1, 0, 4294967295LL);
-    int repeats = (int)args.integer("--repeats", 10, 1, 100000);
-    bool run_cpu = args.flag("--cpu");
-    bool json = args.flag("--json");
-    args.done();
-    if (init != "document" && init != "random") args.fail("--init must be 'document' or 'random'");
-    size_t bytes = checked_bytes(args, (long long)W * W, sizeof(float), 1);
-
-    check_matrices_fit_on_host(args, run_cpu ? 4 : 3, W);  // before the GPU: no device needed
-
-    DeviceInfo dev = require_device("MM-cuBLAS");
-    check_fits_on_device(args, 3 * bytes);
-    print_device(dev);
-    std::printf("MM-cuBLAS: Width %d, %s data, cublasSgemm in strict FP32 (CUBLAS_PEDANTIC_MATH)\n", W,
-                init.c_str());
+    Args args(argc, argv, USAGE);
+    MatrixRun run = read_matrix_run(args, "random", true);  // --width, --data, --seed, --cpu
+    Report report(args, 10);
+    int W = run.W;
+    size_t bytes = run.bytes, guarded = run.guarded_bytes();  // P has a guard float
+    // The host's memory is checked already, by read_matrix_run (at most 3/4 of the RAM).
+    report.start(2 * bytes + guarded, 0);
+    report_matrix_run(report, run);  // cuBLAS picks its own launch: no launch figures
+    std::printf("cublasSgemm in strict FP32 (CUBLAS_PEDANTIC_MATH)\n");
     cublasHandle_t handle = make_strict_fp32_handle();  // before the clock starts: a one-time cost
 
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
-    float* P = (float*)host_alloc(args, bytes);
-    if (init == "document") {
-        fill_document(M, W);
-        fill_document(N, W);
-    } else {
-        fill_random(M, W, seed);
-        fill_random(N, W, seed + 1);
-    }
+    float* P = (float*)host_alloc(args, guarded);
+    fill_inputs(M, N, run);
 
-    // End to end, as the document timed it: allocate, copy in, multiply, copy out.
+    // End to end, as the original timed it: allocate, copy in, multiply, copy out.
     HostTimer end_to_end;
     float *dev_M, *dev_N, *dev_P;
-    HANDLE_ERROR(cudaMalloc((void**)&dev_M, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_N, bytes));
-    HANDLE_ERROR(cudaMalloc((void**)&dev_P, bytes));
-    HANDLE_ERROR(cudaMemset(dev_P, 0xFF, bytes));  // poison: an element never written reads NaN
+    HANDLE_ERROR(cudaMalloc(&dev_M, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_N, bytes));
+    HANDLE_ERROR(cudaMalloc(&dev_P, guarded));
+    HANDLE_ERROR(cudaMemset(dev_P, 0xFF, guarded));  // poison: an unwritten element reads NaN
     HANDLE_ERROR(cudaMemcpy(dev_M, M, bytes, cudaMemcpyHostToDevice));
     HANDLE_ERROR(cudaMemcpy(dev_N, N, bytes, cudaMemcpyHostToDevice));
-    matmul_cublas(handle, dev_M, dev_N, dev_P, W);
-    HANDLE_ERROR(cudaMemcpy(P, dev_P, bytes, cudaMemcpyDeviceToHost));
+    launch_matmul_cublas(handle, dev_M, dev_N, dev_P, W);
+    HANDLE_ERROR(cudaMemcpy(P, dev_P, guarded, cudaMemcpyDeviceToHost));
     double end_to_end_ms = end_to_end.stop_ms();
+    report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end_ms);
 
     CheckResult check = check_product(M, N, P, W);
+    check_guard(P, W, &check);  // P[W * W] must still hold the poison
 
     // Kernel only: the same launch repeated, each timed with events.
-    TimingStats kernel = time_gpu([&] { matmul_cublas(handle, dev_M, dev_N, dev_P, W); },
-                                  repeats);
-    double gflops = matmul_gflops(W, kernel.median_ms);
-    std::printf("  %-28s %10.3f ms  (malloc + copies + kernel, one run)\n", "end to end", end_to_end_ms);
-    print_matmul_timing("kernel only", kernel, W, dev.peak_fp32_gflops());
-
-    double cpu_ms = NAN;  // the document's CPU baseline, on request
-    if (run_cpu) cpu_ms = time_cpu_baseline(args, M, N, W, end_to_end_ms, kernel.median_ms);
-    const char* result = check.passed() ? "PASS" : "FAIL";
-    JsonRecord size, launch;
-    size.add("width", W).add("flops", 2.0 * W * (double)W * W);
-    launch.add("library", "cublasSgemm").add("math_mode", "CUBLAS_PEDANTIC_MATH");
-    print_json(json, measurement("MM-cuBLAS", "sgemm-fp32", dev, kernel, NAN, gflops, result)
-                         .add("size", size).add("launch", launch).add("init", init)
-                         .add("end_to_end_ms", end_to_end_ms).add("cpu_ms", cpu_ms)
-                         .add("cublas_gflops", gflops).add("ratio_to_cublas", 1.0));
+    TimingStats kernel = report.compute("sgemm-fp32", "kernel only", run.flops(), [&] {
+        launch_matmul_cublas(handle, dev_M, dev_N, dev_P, W);
+    });
+    report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel);
 
     HANDLE_CUBLAS(cublasDestroy(handle));
     HANDLE_ERROR(cudaFree(dev_M));
@@ -141,6 +108,6 @@ int main(int argc, char** argv) {
     std::free(M);
     std::free(N);
     std::free(P);
-    return verdict(check.passed(), describe(check));
+    return report.verdict(check.passed(), "%s", describe(check).c_str());
 }
 #endif

@@ -1,45 +1,56 @@
 // ch04_matmul/cublas_yardstick.h -- "how far am I from the library?"
 //
-// The programs of this chapter print their speed as a fraction of cuBLAS at
-// the same Width when run with --compare-cublas. This file times that
+// The GPU kernels of this chapter print their speed as a fraction of cuBLAS
+// at the same Width when run with --compare-cublas. This file times that
 // yardstick: the same cublasSgemm call that MM-cuBLAS.cu explains step by
 // step (strict FP32, and the row-major/column-major swap). Programs that
 // include it need -lcublas on their nvcc line.
 #pragma once
 
+#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include "../common/handle_cublas.h"
+#include "../common/report.h"
 #include "../common/timer.h"
-
 
 // Kernel-only time of cuBLAS computing P = M x N (row-major, W x W) into the
 // device buffer dev_P, after a warm-up; the median of `repeats` launches.
-inline TimingStats time_cublas_yardstick(const float* dev_M, const float* dev_N, float* dev_P, int W,
-                                         int repeats) {
+inline TimingStats time_cublas_yardstick(const float* dev_M, const float* dev_N, float* dev_P,
+                                         int W, int repeats) {
     cublasHandle_t handle;
     HANDLE_CUBLAS(cublasCreate(&handle));
     HANDLE_CUBLAS(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));  // true FP32, no TF32
     const float one = 1.0f, zero = 0.0f;
     // Column-major P^T = N^T x M^T is row-major P = M x N: pass N first.
-    TimingStats t = time_gpu([&] {
-        HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, W, W, W, &one, dev_N, W, dev_M, W,
-                                  &zero, dev_P, W));
-    }, repeats);
+    TimingStats t = time_gpu(
+        [&] {
+            HANDLE_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, W, W, W, &one, dev_N, W,
+                                      dev_M, W, &zero, dev_P, W));
+        },
+        repeats);
     HANDLE_CUBLAS(cublasDestroy(handle));
     return t;
 }
 
 // "--compare-cublas": times the yardstick at this Width, prints it and the
-// program's share of it, and returns cuBLAS's GFLOP/s. dev_P is overwritten,
-// so call it after the program's own result has been checked.
-inline double compare_with_cublas(const char* program, double program_gflops, const float* dev_M,
-                                  const float* dev_N, float* dev_P, int W, int repeats, double peak_gflops) {
-    TimingStats cublas = time_cublas_yardstick(dev_M, dev_N, dev_P, W, repeats);
-    double cublas_gflops = 2.0 * W * (double)W * W / (cublas.median_ms * 1e6);
-    std::printf("  %-28s median %9.3f ms (min %.3f, max %.3f)  %8.1f GFLOP/s = %4.1f%% of FP32 peak\n",
-                "cuBLAS SGEMM (yardstick)", cublas.median_ms, cublas.min_ms, cublas.max_ms, cublas_gflops,
-                100 * cublas_gflops / peak_gflops);
-    std::printf("  %s runs at %.1f%% of cuBLAS\n", program, 100 * program_gflops / cublas_gflops);
-    return cublas_gflops;
+// kernel's share of it, and adds cublas_gflops and ratio_to_cublas to the
+// record (null without the option). dev_P is overwritten, so call it after
+// the kernel's own result has been checked.
+inline void report_cublas_yardstick(Report& report, bool compare, const float* dev_M,
+                                    const float* dev_N, float* dev_P, int W,
+                                    const TimingStats& kernel) {
+    double flops = 2.0 * W * (double)W * W;
+    double kernel_gflops = flops / (kernel.median_ms * 1e6), cublas_gflops = NAN;
+    if (compare) {
+        TimingStats t = time_cublas_yardstick(dev_M, dev_N, dev_P, W, report.repeats());
+        cublas_gflops = flops / (t.median_ms * 1e6);
+        std::printf(
+            "  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)  %8.0f GFLOP/s = %5.1f%% "
+            "of fp32\n",
+            "cuBLAS SGEMM (yardstick)", t.median_ms, t.min_ms, t.max_ms, t.repeats, cublas_gflops,
+            100 * cublas_gflops / report.device().peak_fp32_gflops());
+        std::printf("  the kernel runs at %.1f%% of cuBLAS\n", 100 * kernel_gflops / cublas_gflops);
+    }
+    report.extra("cublas_gflops", cublas_gflops);
+    report.extra("ratio_to_cublas", kernel_gflops / cublas_gflops);
 }

@@ -1,5 +1,7 @@
 // ch04_matmul/matrix.h -- the host side that every chapter-4 program shares:
-// filling the matrices, the document's CPU triple loop, and the check.
+// filling the matrices, the original's CPU triple loop, the check, and the
+// matrix run (options, data, the fields of every report) around each lesson.
+// Source: "GPU Programming" (CSInParallel, 2012), chapter 4 (MM-CPU's loop, the data).
 //
 // All matrices are square, Width x Width floats, stored row by row
 // ("row-major"): element (row y, column x) lives at M[y * Width + x].
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 #include "../common/args.h"
+#include "../common/report.h"
 #include "../common/timer.h"
 
 // The largest Width the programs accept: three 32768 x 32768 float matrices
@@ -20,7 +23,7 @@
 // kernels can index with plain int. (The check below relies on it too.)
 const long long MAX_WIDTH = 32768;
 
-// The document's data: M[y*W + x] = x + y*W, i.e. 0, 1, 2, ... row after row.
+// The original's data: M[y*W + x] = x + y*W, i.e. 0, 1, 2, ... row after row.
 // Faithful, but the values grow to W*W, and a product of two rows sums W
 // terms of size up to W^4: at W = 1024 the results reach about 3e17. A float
 // keeps 24 bits (about 7 decimal digits), so these results are exact to only
@@ -28,8 +31,7 @@ const long long MAX_WIDTH = 32768;
 // longer stored exactly. Good for timing; random data is better for checking.
 inline void fill_document(float* M, int W) {
     for (int y = 0; y < W; y++)
-        for (int x = 0; x < W; x++)
-            M[(size_t)y * W + x] = (float)((double)x + (double)y * W);
+        for (int x = 0; x < W; x++) M[(size_t)y * W + x] = (float)((double)x + (double)y * W);
 }
 
 // Random data made for checking: odd multiples of 1/8 in [-1, 1] (+-1/8,
@@ -60,7 +62,7 @@ inline bool on_eighths_grid(const float* M, int W) {
     return true;
 }
 
-// MM-CPU: the document's triple loop, in float, one output element at a time.
+// MM-CPU: the original's triple loop, in float, one output element at a time.
 // The inner loop walks down a column of N, jumping W floats each step, which
 // is why it is so slow: almost every N[k*W + x] is a cache miss at W = 1024.
 inline void matmul_cpu(const float* M, const float* N, float* P, int W) {
@@ -114,22 +116,24 @@ inline void check_matrices_fit_on_host(const Args& args, int matrices, int W,
 //  * Data on the 1/8 grid (fill_random): none. Every correct answer is exact
 //    (see fill_random), so the tolerance is 0 and one missing term of W =
 //    32767 is as visible as a missing tile at W = 33.
-//  * Any other data (the document's): each element is compared with its
+//  * Any other data (the original's): each element is compared with its
 //    double-precision value relative to sum_k |M[y][k] * N[k][x]|, the size of
 //    the numbers the float sum went through. A float sum of W terms, added in
 //    ANY order, is off by at most about W x 2^-24 of that (the textbook bound;
 //    2^-24 is half a float ulp), and we allow 2 W x 2^-24, so a correct kernel
 //    never fails. A rule like sqrt(W) x 2^-24 holds for random data but not
-//    for the document's: its rounding errors are not random (adding its terms
+//    for the original's: its rounding errors are not random (adding its terms
 //    largest first is off by 8.5 sqrt(W) x 2^-24 at W = 8192). The price: a
 //    missing term shows only when it is larger than the tolerance. In the
-//    document's data the last term of a dot product is about 2/W of the sum,
+//    original's data the last term of a dot product is about 2/W of the sum,
 //    which beats 2 W x 2^-24 for every W below 4096 (the default 1024
 //    included); a missing tile of 32 such terms, below about 23000. Larger
-//    Widths are checked properly with --init random.
+//    Widths are checked properly with --data random.
 const double FLOAT_UNIT = 1.0 / 16777216.0;  // 2^-24
 
-inline double check_tolerance(int W, bool exact) { return exact ? 0.0 : 2.0 * W * FLOAT_UNIT; }
+inline double check_tolerance(int W, bool exact) {
+    return exact ? 0.0 : 2.0 * W * FLOAT_UNIT;
+}
 
 // Which elements are looked at:
 //  * whole rows and whole columns -- the first and the last (where partial
@@ -146,13 +150,13 @@ inline double check_tolerance(int W, bool exact) { return exact ? 0.0 : 2.0 * W 
 //    may differ by the tolerance times sum_x |v[x]| sum_k |M[y][k] N[k][x]|
 //    (the double rounding in these sums is some 10^8 times smaller than that).
 struct CheckResult {
-    bool exact = false;      // the data is on the 1/8 grid: every element must be exact
-    double tolerance = 0;    // check_tolerance(W, exact)
-    long long checked = 0;   // elements recomputed in double (whole rows and columns)
-    long long wrong = 0;     // of those, beyond the tolerance (NaN counts as wrong)
-    double worst = 0;        // the largest relative error among them
+    bool exact = false;     // the data is on the 1/8 grid: every element must be exact
+    double tolerance = 0;   // check_tolerance(W, exact)
+    long long checked = 0;  // elements recomputed in double (whole rows and columns)
+    long long wrong = 0;    // of those, beyond the tolerance (NaN counts as wrong)
+    double worst = 0;       // the largest relative error among them
     int worst_y = 0, worst_x = 0;
-    int rows = 0;            // rows in Freivalds' test: all W
+    int rows = 0;              // rows in Freivalds' test: all W
     long long rows_wrong = 0;  // rows where P v and M (N v) disagree
     int first_wrong_row = -1;
     bool wrote_past_end = false;  // the guard float after P changed (check_guard)
@@ -312,28 +316,102 @@ inline std::string describe(const CheckResult& r) {
     return result;
 }
 
-// 2 W^3 floating-point operations (W^3 multiplies and W^3 adds) per product.
-inline double matmul_gflops(int W, double ms) { return 2.0 * W * (double)W * W / (ms * 1e6); }
+// ---------------------------------------------------------------------------
+// The matrix run: what every program of the chapter does around its lesson,
+// so that the programs differ only in their kernel and its launch.
 
-// One readable line per kernel measurement: median (min, max), GFLOP/s, % of FP32 peak.
-inline void print_matmul_timing(const char* label, const TimingStats& t, int W, double peak_gflops) {
-    double gflops = matmul_gflops(W, t.median_ms);
-    std::printf("  %-28s median %9.3f ms (min %.3f, max %.3f)  %8.1f GFLOP/s = %4.1f%% of FP32 peak\n",
-                label, t.median_ms, t.min_ms, t.max_ms, gflops, 100 * gflops / peak_gflops);
+// The options every program reads: --width, --data, --seed and, in the GPU
+// programs, --cpu. Read them before the program's Report, which reads
+// --repeats and --json and then refuses any option nobody read.
+struct MatrixRun {
+    int W = 0;          // the matrices are W x W floats
+    std::string data;   // "random" (checked exactly) or "document" (the original's data)
+    unsigned seed = 1;  // of the random data
+    bool cpu = false;   // --cpu: also time MM-CPU's triple loop at this Width
+    size_t bytes = 0;   // one matrix
+    // P gets one float more than the matrix: a guard past its end, poisoned
+    // like the rest. A kernel that writes past the end of P changes it.
+    size_t guarded_bytes() const { return bytes + sizeof(float); }
+    // 2 W^3 floating-point operations (W^3 multiplies and W^3 adds) per product.
+    double flops() const { return 2.0 * W * (double)W * W; }
+};
+
+// Reads the options and refuses, with exit 2 and before any GPU is looked
+// for, a Width whose matrices the host cannot hold (check_matrices_fit_on_host).
+// The GPU programs default to random data: on it the check is exact, so any
+// wrong index shows. The original's data is checked only to within float
+// rounding of its large positive sums, which hides a wrong column a few
+// places off. MM-CPU keeps the original's data by default.
+inline MatrixRun read_matrix_run(Args& args, const char* default_data, bool gpu_program) {
+    MatrixRun run;
+    run.W = (int)args.integer("--width", 1024, 1, MAX_WIDTH);
+    run.data = args.text("--data", default_data);
+    run.seed = (unsigned)args.integer("--seed", 1, 0, 4294967295LL);
+    run.cpu = gpu_program && args.flag("--cpu");
+    if (run.data != "document" && run.data != "random")
+        args.fail("--data must be 'document' or 'random'");
+    run.bytes = checked_bytes(args, (long long)run.W * run.W, sizeof(float), 1);
+    check_matrices_fit_on_host(args, run.cpu ? 4 : 3, run.W);
+    return run;
 }
 
-// "--cpu": the document's baseline (MM-CPU's triple loop) on the same data.
-// Prints how much faster the GPU was and returns the CPU's time in ms.
-inline double time_cpu_baseline(const Args& args, const float* M, const float* N, int W,
-                                double end_to_end_ms, double kernel_ms) {
-    announce_long_run(estimate_matmul_cpu_seconds(M, N, W),
+// M and N as --data asks: the original's 0, 1, 2, ... or random eighths.
+inline void fill_inputs(float* M, float* N, const MatrixRun& run) {
+    if (run.data == "document") {
+        fill_document(M, run.W);
+        fill_document(N, run.W);
+    } else {
+        fill_random(M, run.W, run.seed);
+        fill_random(N, run.W, run.seed + 1);
+    }
+}
+
+// What this run is, in every JSON record: the Width, the work, the data.
+inline Report& report_matrix_run(Report& report, const MatrixRun& run) {
+    std::printf("Width %d, %s data\n", run.W, run.data.c_str());
+    report.extra("data", run.data);
+    return report.size("width", run.W).size("flops", (long long)run.flops());
+}
+
+// "--cpu": the original's baseline (MM-CPU's triple loop) on the same data.
+// Prints how much faster the GPU was, and adds cpu_ms to the record (null
+// without --cpu).
+inline void report_cpu_baseline(Report& report, const Args& args, const MatrixRun& run,
+                                const float* M, const float* N, double end_to_end_ms,
+                                const TimingStats& kernel) {
+    if (!run.cpu) {
+        report.extra("cpu_ms", NAN);
+        return;
+    }
+    announce_long_run(estimate_matmul_cpu_seconds(M, N, run.W),
                       "--cpu: estimated from 64 elements of P timed at this Width");
-    float* P_cpu = (float*)host_alloc(args, (size_t)W * W * sizeof(float));
+    float* P_cpu = (float*)host_alloc(args, run.bytes);
     HostTimer cpu;
-    matmul_cpu(M, N, P_cpu, W);
+    matmul_cpu(M, N, P_cpu, run.W);
     double cpu_ms = cpu.stop_ms();
     std::free(P_cpu);
-    std::printf("  %-28s %10.3f ms  -> GPU end to end is %.0fx faster, kernel only %.0fx\n",
-                "CPU triple loop (MM-CPU)", cpu_ms, cpu_ms / end_to_end_ms, cpu_ms / kernel_ms);
-    return cpu_ms;
+    std::printf("  %-34s %9.3f ms  -> GPU end to end is %.0fx faster, kernel only %.0fx\n",
+                "CPU triple loop (MM-CPU)", cpu_ms, cpu_ms / end_to_end_ms,
+                cpu_ms / kernel.median_ms);
+    report.extra("cpu_ms", cpu_ms);
+}
+
+// MM-CPU's report ends here: its JSON record (with --json), then the verdict
+// line; returns the exit code. A Report needs a GPU, so MM-CPU's record is
+// written here, with the same core fields as the GPU programs'
+// (common/report.h): the device is "CPU (one core)"; cc, gbps, pct_peak and
+// peak are null.
+inline int cpu_verdict(bool json, const MatrixRun& run, const TimingStats& t, double mean_ms,
+                       const CheckResult& check) {
+    JsonRecord time, size, record;
+    time.add("median", t.median_ms).add("min", t.min_ms).add("max", t.max_ms);
+    time.add("repeats", t.repeats);
+    size.add("width", run.W).add("flops", (long long)run.flops());
+    record.add("schema", 1).add("program", "MM-CPU").add("variant", "triple-loop");
+    record.add("device", "CPU (one core)").null("cc").add("time_ms", time).null("gbps");
+    record.add("gflops", run.flops() / (t.median_ms * 1e6)).null("pct_peak").null("peak");
+    record.add("verdict", check.passed() ? "PASS" : "FAIL").add("size", size);
+    record.add("data", run.data).add("cpu_ms", t.median_ms).add("mean_ms", mean_ms);
+    print_json(json, record);
+    return verdict(check.passed(), describe(check));
 }

@@ -9,7 +9,8 @@
 
 // The product in double, written independently of every kernel (loop order
 // i-k-j, so the inner loop runs along rows of N and P, which is fast).
-inline std::vector<double> reference_product(const std::vector<float>& M, const std::vector<float>& N, int W) {
+inline std::vector<double> reference_product(const std::vector<float>& M,
+                                             const std::vector<float>& N, int W) {
     std::vector<double> P((size_t)W * W, 0.0);
     for (int i = 0; i < W; i++)
         for (int k = 0; k < W; k++) {
@@ -37,7 +38,9 @@ inline double relative_error(const std::vector<float>& P, const std::vector<doub
 // 8 x that leaves room for other summation orders (cuBLAS), yet it is far
 // below what one wrong element costs: at W = 1025 a single element off by
 // its own size moves the norm by about 1/W = 1e-3, a hundred times more.
-inline double tolerance(int W) { return 8.0 * std::sqrt((double)W) * std::ldexp(1.0, -24); }
+inline double tolerance(int W) {
+    return 8.0 * std::sqrt((double)W) * std::ldexp(1.0, -24);
+}
 
 // Runs launch(dev_M, dev_N, dev_P, W) on fresh random matrices (values in
 // [-1, 1]) with dev_P poisoned (NaN) beforehand; returns the relative error,
@@ -65,13 +68,13 @@ double matmul_error(int W, Launch launch, unsigned seed = 12345) {
 
 // EXPECT_LE(error, tolerance) would let NaN fail with a confusing message;
 // this says what happened.
-#define EXPECT_PRODUCT_OK(W, launch)                                                   \
-    do {                                                                               \
-        double error_ = matmul_error((W), (launch));                                   \
-        EXPECT_TRUE(error_ <= tolerance(W))                                            \
-            << "Width " << (W) << ": relative error " << error_ << " (tolerance "       \
-            << tolerance(W) << "; NaN: an element was never written, inf: a write "   \
-            << "past the end of P)";                                                   \
+#define EXPECT_PRODUCT_OK(W, launch)                                                              \
+    do {                                                                                          \
+        double error_ = matmul_error((W), (launch));                                              \
+        EXPECT_TRUE(error_ <= tolerance(W))                                                       \
+            << "Width " << (W) << ": relative error " << error_ << " (tolerance " << tolerance(W) \
+            << "; NaN: an element was never written, inf: a write "                               \
+            << "past the end of P)";                                                              \
     } while (0)
 
 // The exact check, at any Width (large ones included): data on the 1/8 grid
@@ -101,9 +104,9 @@ CheckResult exact_check(int W, Launch launch) {
     return check;
 }
 
-#define EXPECT_PRODUCT_EXACT(W, launch)                                                \
-    do {                                                                               \
-        CheckResult check_ = exact_check((W), (launch));                               \
-        EXPECT_TRUE(check_.exact);                                                     \
-        EXPECT_TRUE(check_.passed()) << "Width " << (W) << ": " << describe(check_);   \
+#define EXPECT_PRODUCT_EXACT(W, launch)                                              \
+    do {                                                                             \
+        CheckResult check_ = exact_check((W), (launch));                             \
+        EXPECT_TRUE(check_.exact);                                                   \
+        EXPECT_TRUE(check_.passed()) << "Width " << (W) << ": " << describe(check_); \
     } while (0)

@@ -7,19 +7,35 @@ class MM_cuBLAS : public GpuTest {};
 
 static void with_cublas(const float* M, const float* N, float* P, int W) {
     cublasHandle_t handle = make_strict_fp32_handle();
-    matmul_cublas(handle, M, N, P, W);
+    launch_matmul_cublas(handle, M, N, P, W);
     HANDLE_ERROR(cudaDeviceSynchronize());
     HANDLE_CUBLAS(cublasDestroy(handle));
 }
 
-TEST_F(MM_cuBLAS, Width1) { EXPECT_PRODUCT_OK(1, with_cublas); }
-TEST_F(MM_cuBLAS, Width31) { EXPECT_PRODUCT_OK(31, with_cublas); }
-TEST_F(MM_cuBLAS, Width32) { EXPECT_PRODUCT_OK(32, with_cublas); }
-TEST_F(MM_cuBLAS, Width33) { EXPECT_PRODUCT_OK(33, with_cublas); }
-TEST_F(MM_cuBLAS, LargeWidth1000) { EXPECT_PRODUCT_OK(1000, with_cublas); }
-TEST_F(MM_cuBLAS, LargeWidth1024) { EXPECT_PRODUCT_OK(1024, with_cublas); }
-TEST_F(MM_cuBLAS, LargeWidth1025) { EXPECT_PRODUCT_OK(1025, with_cublas); }
-TEST_F(MM_cuBLAS, LargeExactWidth8193) { EXPECT_PRODUCT_EXACT(8193, with_cublas); }
+TEST_F(MM_cuBLAS, Width1) {
+    EXPECT_PRODUCT_OK(1, with_cublas);
+}
+TEST_F(MM_cuBLAS, Width31) {
+    EXPECT_PRODUCT_OK(31, with_cublas);
+}
+TEST_F(MM_cuBLAS, Width32) {
+    EXPECT_PRODUCT_OK(32, with_cublas);
+}
+TEST_F(MM_cuBLAS, Width33) {
+    EXPECT_PRODUCT_OK(33, with_cublas);
+}
+TEST_F(MM_cuBLAS, LargeWidth1000) {
+    EXPECT_PRODUCT_OK(1000, with_cublas);
+}
+TEST_F(MM_cuBLAS, LargeWidth1024) {
+    EXPECT_PRODUCT_OK(1024, with_cublas);
+}
+TEST_F(MM_cuBLAS, LargeWidth1025) {
+    EXPECT_PRODUCT_OK(1025, with_cublas);
+}
+TEST_F(MM_cuBLAS, LargeExactWidth8193) {
+    EXPECT_PRODUCT_EXACT(8193, with_cublas);
+}
 
 // The checker must be able to fail: the operands in the naive order
 // (M first, as a row-major programmer would write it) compute N x M.

@@ -1,5 +1,5 @@
 // CPU tests of ch04_matmul/matrix.h: the data, the triple loop, the check, the
-// host-memory refusal and the time estimate. No GPU needed.
+// host-memory refusal, the time estimate and the matrix run's options. No GPU needed.
 //
 // The check is proved on synthetic "GPU results" at W = 8192, 8193 and 32767:
 // a product with a tile of terms missing from every element, or a handful of
@@ -124,9 +124,9 @@ TEST(Matrix, DocumentDataPassesTheCheckDespiteLargeValues) {
     EXPECT_TRUE(r.passed()) << describe(r);
 }
 
-// The document's bug on the document's data: Width / 32 phases drop the last
+// The original's bug on the original's data: Width / 32 phases drop the last
 // 300 - 9 * 32 = 12 terms of every dot product.
-TEST(Matrix, CheckCatchesTheDocumentsPartialTileOnDocumentData) {
+TEST(Matrix, CheckCatchesTheOriginalsPartialTileOnDocumentData) {
     int W = 300, kept = W / 32 * 32;
     std::vector<float> M(W * W), N(W * W), P(W * W);
     fill_document(M.data(), W);
@@ -273,13 +273,19 @@ static void expect_check_is_tight(int W, int k0, int k1) {
 }
 
 // W = 8192 has no partial tile: a kernel that stops one tile short.
-TEST(MatrixLarge, CheckIsTightAtWidth8192) { expect_check_is_tight(8192, 8192 - 32, 8192); }
+TEST(MatrixLarge, CheckIsTightAtWidth8192) {
+    expect_check_is_tight(8192, 8192 - 32, 8192);
+}
 
-// The document's bug at its smallest: Width / 32 phases drop 1 term of 8193.
-TEST(MatrixLarge, CheckIsTightAtWidth8193) { expect_check_is_tight(8193, 8192, 8193); }
+// The original's bug at its smallest: Width / 32 phases drop 1 term of 8193.
+TEST(MatrixLarge, CheckIsTightAtWidth8193) {
+    expect_check_is_tight(8193, 8192, 8193);
+}
 
 // The largest odd Width: Width / 32 phases drop the last 31 terms.
-TEST(MatrixLarge, CheckIsTightAtWidth32767) { expect_check_is_tight(32767, 32736, 32767); }
+TEST(MatrixLarge, CheckIsTightAtWidth32767) {
+    expect_check_is_tight(32767, 32736, 32767);
+}
 
 // ---------------------------------------------------------------------------
 // Host memory and time.
@@ -287,7 +293,7 @@ TEST(MatrixLarge, CheckIsTightAtWidth32767) { expect_check_is_tight(32767, 32736
 static Args test_args() {
     static char name[] = "MM-CPU";
     static char* argv[] = {name, nullptr};
-    return Args(1, argv, "MM-CPU", "usage: MM-CPU [--width W]\n");
+    return Args(1, argv, "usage: MM-CPU [--width W]\n");
 }
 
 // A machine with 16 GB cannot hold three 32768 x 32768 matrices (12.9 GB)
@@ -314,4 +320,51 @@ TEST(Matrix, TimeEstimateOfTheTripleLoopIsPlausible) {
     double seconds = estimate_matmul_cpu_seconds(M.data(), N.data(), W);
     EXPECT_GT(seconds, 0.003);
     EXPECT_LT(seconds, 60.0);
+}
+
+// ---------------------------------------------------------------------------
+// The matrix run's options (read_matrix_run): the rules of this chapter only;
+// the parser itself is tested in tests/common.
+
+static MatrixRun run_of(std::vector<std::string> words, const char* default_data, bool gpu) {
+    static std::vector<std::string> kept;
+    kept = words;
+    kept.insert(kept.begin(), "MM-GPU-SM");
+    static std::vector<char*> argv;
+    argv.clear();
+    for (std::string& w : kept) argv.push_back(&w[0]);
+    Args args((int)argv.size(), argv.data(), "usage: MM-GPU-SM [--width W]\n");
+    MatrixRun run = read_matrix_run(args, default_data, gpu);
+    args.done();
+    return run;
+}
+
+TEST(MatrixRun, DefaultsAndSizes) {
+    MatrixRun gpu = run_of({}, "random", true);
+    EXPECT_EQ(gpu.W, 1024);
+    EXPECT_EQ(gpu.data, "random");
+    EXPECT_EQ(gpu.seed, 1u);
+    EXPECT_FALSE(gpu.cpu);
+    EXPECT_EQ(gpu.bytes, 1024u * 1024u * 4u);
+    EXPECT_EQ(gpu.guarded_bytes(), gpu.bytes + 4);
+    EXPECT_EQ(gpu.flops(), 2.0 * 1024 * 1024 * 1024);
+    EXPECT_EQ(run_of({}, "document", false).data, "document");  // MM-CPU's default
+}
+
+TEST(MatrixRun, ReadsEveryOption) {
+    MatrixRun run =
+        run_of({"--width", "33", "--data", "document", "--seed", "9", "--cpu"}, "random", true);
+    EXPECT_EQ(run.W, 33);
+    EXPECT_EQ(run.data, "document");
+    EXPECT_EQ(run.seed, 9u);
+    EXPECT_TRUE(run.cpu);
+}
+
+TEST(MatrixRun, RefusesWhatTheChapterDoesNotAllow) {
+    EXPECT_EXIT(run_of({"--data", "ones"}, "random", true), ::testing::ExitedWithCode(2),
+                "--data must be 'document' or 'random'");
+    EXPECT_EXIT(run_of({"--width", "32769"}, "random", true), ::testing::ExitedWithCode(2),
+                "too large");
+    EXPECT_EXIT(run_of({"--cpu"}, "document", false), ::testing::ExitedWithCode(2),
+                "unknown option '--cpu'");  // MM-CPU has no --cpu: it is the CPU run
 }
