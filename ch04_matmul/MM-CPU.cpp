@@ -13,55 +13,53 @@
 //   nvcc -std=c++17 -O2 -o MM-CPU MM-CPU.cpp
 // Run:
 //   ./MM-CPU                    the original's run: Width 1024 (seconds)
-//   ./MM-CPU --runs 5           five runs and their average, as in the original
+//   ./MM-CPU --repeats 5        five runs, as in the original: the median, min and max
 //   ./MM-CPU --help             every option
 
 #include <cstdio>
 #include <vector>
 #include "../common/args.h"
+#include "../common/report.h"
 #include "../common/timer.h"
 #include "matrix.h"
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
-    "usage: MM-CPU [--width W] [--runs R] [--data document|random] [--seed S] [--json]\n"
+    "usage: MM-CPU [--width W] [--data document|random] [--seed S] [--repeats R] [--json]\n"
     "  --width W      matrices are W x W floats, 1..32768 (default 1024; time grows as W^3)\n"
-    "  --runs R       timed runs, 1..100 (default 1; the original used 5)\n"
     "  --data KIND    'document': M[y*W+x] = x + y*W (default);\n"
     "                 'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
     "  --seed S       seed of the random data (default 1)\n"
+    "  --repeats R    timed runs (default 1; the original used 5)\n"
     "  --json         also print one JSON record\n";
 
 int main(int argc, char** argv) {
     Args args(argc, argv, USAGE);
     MatrixRun run = read_matrix_run(args, "document", false);  // --width, --data, --seed
-    int runs = (int)args.integer("--runs", 1, 1, 100);
-    bool json = args.flag("--json");
-    args.done();
+    Report report(args, 1);
+    report.start_on_cpu("CPU (one core)", 0);  // read_matrix_run checked the host's memory
+    report_matrix_run(report, run);
     int W = run.W;
-    std::printf("%s: Width %d, %s data, %d run(s) of the triple loop on one core\n", args.program(),
-                W, run.data.c_str(), runs);
 
     float* M = (float*)host_alloc(args, run.bytes);
     float* N = (float*)host_alloc(args, run.bytes);
     float* P = (float*)host_alloc(args, run.bytes);
     fill_inputs(M, N, run);
     // The time grows as W^3: W = 32768 takes a day or more. Say so before starting.
-    announce_long_run(runs * estimate_matmul_cpu_seconds(M, N, W),
+    announce_long_run(report.repeats() * estimate_matmul_cpu_seconds(M, N, W),
                       "estimated from 64 elements of P timed at this Width");
 
+    // A wall clock around each run: there is no GPU here, and no events.
     std::vector<double> samples;
-    for (int r = 0; r < runs; r++) {
+    for (int r = 0; r < report.repeats(); r++) {
         HostTimer timer;
         matmul_cpu(M, N, P, W);
         samples.push_back(timer.stop_ms());
-        std::printf("  run %d: %.2f ms\n", r + 1, samples.back());
     }
     TimingStats t = summarize(samples);
-    double mean = 0;
-    for (double s : samples) mean += s / runs;
-    std::printf("  average %.2f ms, median %.2f ms (min %.2f, max %.2f): %.2f GFLOP/s\n", mean,
-                t.median_ms, t.min_ms, t.max_ms, run.flops() / (t.median_ms * 1e6));
+    report.record("triple-loop", "the triple loop, one core", t, NAN,
+                  run.flops() / (t.median_ms * 1e6), NAN, nullptr);
+    report.extra("cpu_ms", t.median_ms);
 
     // Even the CPU result is checked, against the same double-precision samples.
     CheckResult check = check_product(M, N, P, W);
@@ -69,6 +67,6 @@ int main(int argc, char** argv) {
     std::free(M);
     std::free(N);
     std::free(P);
-    return cpu_verdict(json, run, t, mean, check);  // the JSON record, then the verdict line
+    return report.verdict(check.passed(), "%s", describe(check).c_str());
 }
 #endif

@@ -368,9 +368,7 @@ inline void fill_inputs(float* M, float* N, const MatrixRun& run) {
 
 // What this run is, in every JSON record: the Width, the work, the data.
 inline Report& report_matrix_run(Report& report, const MatrixRun& run) {
-    std::printf("Width %d, %s data\n", run.W, run.data.c_str());
-    report.extra("data", run.data);
-    return report.size("width", run.W).size("flops", (long long)run.flops());
+    return report.size("width", run.W).size("data", run.data).size("flops", (long long)run.flops());
 }
 
 // "--cpu": the original's baseline (MM-CPU's triple loop) on the same data.
@@ -394,24 +392,4 @@ inline void report_cpu_baseline(Report& report, const Args& args, const MatrixRu
                 "CPU triple loop (MM-CPU)", cpu_ms, cpu_ms / end_to_end_ms,
                 cpu_ms / kernel.median_ms);
     report.extra("cpu_ms", cpu_ms);
-}
-
-// MM-CPU's report ends here: its JSON record (with --json), then the verdict
-// line; returns the exit code. A Report needs a GPU, so MM-CPU's record is
-// written here, with the same core fields as the GPU programs'
-// (common/report.h): the device is "CPU (one core)"; cc, gbps, pct_peak and
-// peak are null.
-inline int cpu_verdict(bool json, const MatrixRun& run, const TimingStats& t, double mean_ms,
-                       const CheckResult& check) {
-    JsonRecord time, size, record;
-    time.add("median", t.median_ms).add("min", t.min_ms).add("max", t.max_ms);
-    time.add("repeats", t.repeats);
-    size.add("width", run.W).add("flops", (long long)run.flops());
-    record.add("schema", 1).add("program", "MM-CPU").add("variant", "triple-loop");
-    record.add("device", "CPU (one core)").null("cc").add("time_ms", time).null("gbps");
-    record.add("gflops", run.flops() / (t.median_ms * 1e6)).null("pct_peak").null("peak");
-    record.add("verdict", check.passed() ? "PASS" : "FAIL").add("size", size);
-    record.add("data", run.data).add("cpu_ms", t.median_ms).add("mean_ms", mean_ms);
-    print_json(json, record);
-    return verdict(check.passed(), describe(check));
 }

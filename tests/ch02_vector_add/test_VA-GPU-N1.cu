@@ -10,10 +10,24 @@ static auto with_blocks(int blocks) {
     };
 }
 
-TEST_F(VA_GPU_N1, OneElement) { EXPECT_EQ(count_wrong_vector_add(1, with_blocks(128)), 0); }
-TEST_F(VA_GPU_N1, FewerElementsThanBlocks) { EXPECT_EQ(count_wrong_vector_add(5, with_blocks(128)), 0); }
-TEST_F(VA_GPU_N1, NotAMultipleOfTheBlocks) { EXPECT_EQ(count_wrong_vector_add(1000, with_blocks(128)), 0); }
-TEST_F(VA_GPU_N1, OddBlockCount) { EXPECT_EQ(count_wrong_vector_add(100003, with_blocks(7)), 0); }
-TEST_F(VA_GPU_N1, SingleBlock) { EXPECT_EQ(count_wrong_vector_add(3000, with_blocks(1)), 0); }
-TEST_F(VA_GPU_N1, Large) { EXPECT_EQ(count_wrong_vector_add(1 << 24, with_blocks(4096)), 0); }
-TEST_F(VA_GPU_N1, DocumentDataLarge) { EXPECT_EQ(count_wrong_document_data(1 << 24, with_blocks(4096)), 0); }
+TEST_F(VA_GPU_N1, OneElement) {
+    EXPECT_EQ(count_wrong_vector_add(1, with_blocks(128)), 0);
+}
+TEST_F(VA_GPU_N1, FewerElementsThanBlocks) {
+    EXPECT_EQ(count_wrong_vector_add(5, with_blocks(128)), 0);
+}
+TEST_F(VA_GPU_N1, NotAMultipleOfTheBlocks) {
+    EXPECT_EQ(count_wrong_vector_add(1000, with_blocks(128)), 0);
+}
+TEST_F(VA_GPU_N1, OddBlockCount) {
+    EXPECT_EQ(count_wrong_vector_add(100003, with_blocks(7)), 0);
+}
+TEST_F(VA_GPU_N1, SingleBlock) {
+    EXPECT_EQ(count_wrong_vector_add(3000, with_blocks(1)), 0);
+}
+TEST_F(VA_GPU_N1, Large) {
+    EXPECT_EQ(count_wrong_vector_add(1 << 24, with_blocks(4096)), 0);
+}
+TEST_F(VA_GPU_N1, DocumentDataLarge) {
+    EXPECT_EQ(count_wrong_document_data(1 << 24, with_blocks(4096)), 0);
+}

@@ -162,9 +162,9 @@ TEST(SceneParser, TooManySpheres) {
     std::string error;
     ASSERT_TRUE(parse_scene(text, "s", &spheres, &error));
     EXPECT_EQ((int)spheres.size(), MAX_SPHERES);
-    EXPECT_EQ(
-        parse_error(text + "# a comment is fine\n" + "0 0 0 1 0 0 0\n"),
-        "scene:2050: too many spheres (at most 2048, all of which must fit in 64 KB of constant memory)");
+    EXPECT_EQ(parse_error(text + "# a comment is fine\n" + "0 0 0 1 0 0 0\n"),
+              "scene:2050: too many spheres (at most 2048, all of which must fit in 64 KB of "
+              "constant memory)");
 }
 TEST(SceneParser, Files) {
     std::vector<Sphere> spheres;

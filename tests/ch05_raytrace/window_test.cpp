@@ -134,10 +134,10 @@ static bool screenshot_and_compare(CPUBitmap* bitmap) {
             const unsigned char* got = &screen.rgb[3 * (row * screen.width + col)];
             if (want[0] != got[0] || want[1] != got[1] || want[2] != got[2]) {
                 if (mismatches++ == 0)
-                    std::fprintf(
-                        stderr,
-                        "window_test: first difference at (%d, %d): bitmap %d %d %d, screen %d %d %d\n",
-                        x, y, want[0], want[1], want[2], got[0], got[1], got[2]);
+                    std::fprintf(stderr,
+                                 "window_test: first difference at (%d, %d): "
+                                 "bitmap %d %d %d, screen %d %d %d\n",
+                                 x, y, want[0], want[1], want[2], got[0], got[1], got[2]);
             }
         }
     if (mismatches > 0 && attempts < 5) {
