@@ -66,11 +66,12 @@ TEST_F(Reduction, CheckerCatchesAMissingElement) {
             << KERNEL_NAMES[k] << ": " << explain(r.sum, ref, 0);
     }
 }
-// ... and the last block's partial sum left out, at a large size (its 488
-// values add up to 2.25 for this data; a block of an even number of values
-// could add up to 0, and then leaving it out would not be wrong).
+// ... and the last block's partial sum left out, at a large size. The last
+// block holds 489 values: an odd number of odd multiples of 1/8 can never add
+// up to 0, so leaving it out is always wrong, whatever the random data (with
+// an even number it could add up to 0, and the test would prove nothing).
 TEST_F(Reduction, LargeCheckerCatchesADroppedLastBlock) {
-    const long long n = (1 << 24) + 1000;
+    const long long n = (1 << 24) + 1001;
     std::vector<float> x(n);
     fill_random(x.data(), n, 5);
     Reference ref = sum_reference(x.data(), n, true);
