@@ -123,10 +123,13 @@ inline void print_json(bool enabled, const JsonRecord& record) {
 }
 
 // One readable line: label, median (min..max) and, when given, a rate.
-inline void print_timing(const char* label, const TimingStats& t, double gbps, double pct_of_peak) {
+inline void print_timing(const char* label, const TimingStats& t, double gbps, double gflops,
+                         double pct_of_limit, const char* limit) {
     std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms,
                 t.min_ms, t.max_ms, t.repeats);
-    if (std::isfinite(gbps)) std::printf("  %8.1f GB/s = %5.1f%% of peak", gbps, pct_of_peak);
+    if (std::isfinite(gbps)) std::printf("  %8.1f GB/s", gbps);
+    if (std::isfinite(gflops)) std::printf("  %8.0f GFLOP/s", gflops);
+    if (std::isfinite(pct_of_limit) && limit) std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
     std::printf("\n");
 }
 
@@ -207,19 +210,13 @@ public:
     template <typename Work>
     TimingStats bandwidth(const char* variant, const char* label, double bytes_moved, Work work,
                           int warmups = 2) {
-        TimingStats t = time_gpu(work, repeats_, warmups);
-        double gbps = bytes_moved / (t.median_ms * 1e6);
-        record(variant, label, t, gbps, NAN, 100.0 * gbps / dev_.peak_bandwidth_gbs(), "dram");
-        return t;
+        return measure(variant, label, bytes_moved, NAN, work, warmups);
     }
     // ...or as floating-point operations per second against its FP32 peak.
     template <typename Work>
     TimingStats compute(const char* variant, const char* label, double flops, Work work,
                         int warmups = 2) {
-        TimingStats t = time_gpu(work, repeats_, warmups);
-        double gflops = flops / (t.median_ms * 1e6);
-        record(variant, label, t, NAN, gflops, 100.0 * gflops / dev_.peak_fp32_gflops(), "fp32");
-        return t;
+        return measure(variant, label, NAN, flops, work, warmups);
     }
 
     // A measurement the program took itself, against a limit it names
@@ -227,13 +224,7 @@ public:
     void record(const char* variant, const char* label, const TimingStats& t, double gbps,
                 double gflops, double pct_of_limit, const char* limit) {
         print_setup();
-        std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms,
-                    t.min_ms, t.max_ms, t.repeats);
-        if (std::isfinite(gbps)) std::printf("  %8.1f GB/s", gbps);
-        if (std::isfinite(gflops)) std::printf("  %8.0f GFLOP/s", gflops);
-        if (std::isfinite(pct_of_limit) && limit)
-            std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
-        std::printf("\n");
+        print_timing(label, t, gbps, gflops, pct_of_limit, limit);
         records_.push_back(
             {variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_, {}});
         extra_ = JsonRecord();
@@ -288,6 +279,19 @@ public:
     }
 
 private:
+    template <typename Work>
+    TimingStats measure(const char* variant, const char* label, double bytes, double flops,
+                        Work work, int warmups) {
+        TimingStats t = time_gpu(work, repeats_, warmups);
+        double gbps = bytes / (t.median_ms * 1e6), gflops = flops / (t.median_ms * 1e6);
+        if (std::isfinite(gbps))
+            record(variant, label, t, gbps, NAN, 100.0 * gbps / dev_.peak_bandwidth_gbs(), "dram");
+        else
+            record(variant, label, t, NAN, gflops, 100.0 * gflops / dev_.peak_fp32_gflops(),
+                   "fp32");
+        return t;
+    }
+
     void print_setup() {
         if (setup_printed_ || (setup_.empty() && launch_text_.empty())) return;
         std::printf("%s: %s%s\n", args_.program(), setup_.c_str(), launch_text_.c_str());

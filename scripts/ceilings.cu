@@ -148,8 +148,8 @@ int main(int argc, char** argv) {
         [&] { HANDLE_ERROR(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice)); }, 20);
     unsigned long long copy_wrong = device_words_differ(dst, src, copy_bytes);
     double copy_gbs = 2.0 * copy_bytes / (copy.median_ms * 1e6);
-    print_timing("device-to-device copy", copy, copy_gbs,
-                 100 * copy_gbs / dev.peak_bandwidth_gbs());
+    print_timing("device-to-device copy", copy, copy_gbs, NAN,
+                 100 * copy_gbs / dev.peak_bandwidth_gbs(), "dram");
     const char* copy_result = copy_wrong ? "FAIL" : "PASS";
     print_json(json, measurement("ceilings", "d2d-copy", dev, copy, copy_gbs, NAN, copy_result)
                          .add("bytes", (long long)copy_bytes)
@@ -171,8 +171,8 @@ int main(int argc, char** argv) {
     bool link_ok = std::memcmp(sent, received, link_bytes) == 0;
     double h2d_gbs = link_bytes / (h2d.median_ms * 1e6),
            d2h_gbs = link_bytes / (d2h.median_ms * 1e6);
-    print_timing("host-to-device, pinned", h2d, h2d_gbs, NAN);
-    print_timing("device-to-host, pinned", d2h, d2h_gbs, NAN);
+    print_timing("host-to-device, pinned", h2d, h2d_gbs, NAN, NAN, nullptr);
+    print_timing("device-to-host, pinned", d2h, d2h_gbs, NAN, NAN, nullptr);
     // CUDA does not report the link's speed, so these have no peak to be a
     // percentage of (pct_peak and peak are null); the tour compares the
     // programs' copies with these two measurements instead.
