@@ -119,9 +119,11 @@ int main(int argc, char** argv) {
     size_t bytes = checked_bytes(args, n, sizeof(int), 1);
     check_fits_on_host(args, 3 * bytes);  // in, out, expected; exit 2 before looking for a GPU
     report.start(2 * bytes, 3 * bytes);
-    report.size("n", n).size("bytes_moved", 2 * bytes).size("radius", RADIUS);
-    report.launch(ceil_div(n, THREADS_PER_BLOCK), THREADS_PER_BLOCK);
-    if (!barrier) std::printf("  WITHOUT the barrier: a data race, on purpose\n");
+    report.size("n", n)
+        .size("bytes_moved", 2 * bytes)
+        .size("radius", RADIUS)
+        .size("barrier", barrier ? "yes" : "NO: a data race, on purpose")
+        .launch(ceil_div(n, THREADS_PER_BLOCK), THREADS_PER_BLOCK);
 
     // Integer sums are exact, so the GPU must match the CPU exactly.
     int* in = (int*)host_alloc(args, bytes);

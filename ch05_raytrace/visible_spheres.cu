@@ -189,7 +189,6 @@ int main(int argc, char** argv) {
     }
 
     if (!quiet) print_map(gpu, dim);
-    std::printf("%s: %lld spheres, seed %lld, %d x %d\n", args.program(), count, seed, dim, dim);
     report.record("constant", "kernel only (with the upload)", kernel, NAN, NAN, NAN, nullptr);
     report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end_ms);
     report.note("CPU", "cpu_ms", cpu_ms);
