@@ -212,7 +212,6 @@ int main(int argc, char** argv) {
     Report report(args, 20);
     size_t bytes = checked_bytes(args, n, sizeof(float), 1);
     size_t all_bytes = checked_bytes(args, 2 * n + blocks, sizeof(float), 1);  // a, b, partials
-    check_fits_on_host(args, all_bytes);  // exit 2 before looking for a GPU: tests need none
     report.start(all_bytes, all_bytes);
     if (grid == "auto") blocks = dot_warp_blocks(n, threads);
     report.size("n", n).size("bytes_moved", 2 * bytes).launch(blocks, threads);

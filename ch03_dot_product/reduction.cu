@@ -189,7 +189,6 @@ int main(int argc, char** argv) {
     size_t bytes = checked_bytes(args, n, sizeof(float), 1);
     size_t work_bytes = checked_bytes(args, blocks * threads, sizeof(float), 1);
     size_t partial_bytes = checked_bytes(args, blocks, sizeof(float), 1);
-    check_fits_on_host(args, bytes + partial_bytes);  // exit 2 before looking for a GPU
     report.start(bytes + work_bytes + partial_bytes, bytes + partial_bytes);
     report.size("n", n).size("bytes_moved", bytes).launch(blocks, threads);
 

@@ -117,7 +117,6 @@ int main(int argc, char** argv) {
     bool barrier = !args.flag("--no-barrier");
     Report report(args, 20);
     size_t bytes = checked_bytes(args, n, sizeof(int), 1);
-    check_fits_on_host(args, 3 * bytes);  // in, out, expected; exit 2 before looking for a GPU
     report.start(2 * bytes, 3 * bytes);
     report.size("n", n)
         .size("bytes_moved", 2 * bytes)

@@ -159,7 +159,6 @@ int main(int argc, char** argv) {
         args.fail("--spheres " + std::to_string(count) + " is too many: at most " +
                   std::to_string(MAX_VISIBLE_SPHERES) + " fit in the constant-memory array");
     size_t map_bytes = (size_t)dim * dim * sizeof(bool);
-    check_fits_on_host(args, 2 * map_bytes);  // the GPU's map and the CPU's, before the GPU
     report.start(map_bytes, 2 * map_bytes);
     report.size("dim", dim).size("spheres", count).size("seed", seed);
     report.launch(ceil_div(dim, BLOCK_SIDE) * ceil_div(dim, BLOCK_SIDE), BLOCK_SIDE * BLOCK_SIDE);

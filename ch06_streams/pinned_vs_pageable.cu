@@ -226,7 +226,6 @@ int main(int argc, char** argv) {
     size_t largest = checked_bytes(args, mb, 1 << 20, 1);
     // Two host buffers of one kind at a time (sent and received), one device buffer.
     size_t host_bytes = checked_bytes(args, mb, 1 << 20, 2);
-    check_fits_on_host(args, host_bytes);  // before looking for a GPU: exit 2 without one too
     const DeviceInfo& dev = report.start(largest, host_bytes);
     std::vector<size_t> sizes = plan_sizes(dev, largest, sweep, report.repeats());
 

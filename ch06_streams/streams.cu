@@ -215,7 +215,6 @@ int main(int argc, char** argv) {
                   " words of --n: every chunk needs at least one word");
     size_t bytes = checked_bytes(args, n, sizeof(word_t), 1);
     size_t host_bytes = checked_bytes(args, n, sizeof(word_t), 2);  // pinned input and output
-    check_fits_on_host(args, host_bytes);  // before looking for a GPU: exit 2 without one too
     int streams = std::min(streams_asked, chunks);  // more streams than chunks would sit idle
     long long largest = chunk_size(n, chunks, 0);   // each buffer: the largest chunk, a guard
     const DeviceInfo& dev =

@@ -103,6 +103,11 @@ const CommandLine COMMAND_LINES[] = {
     {"Help", {"--n", "abc", "--help"}, 0, ""},  // --help wins, whatever else is there
 };
 
+// GoogleTest names a failing row by this, not by its bytes.
+void PrintTo(const CommandLine& line, std::ostream* os) {
+    *os << line.name;
+}
+
 // What a program does with its command line: read every option, then done().
 static void parse_like_a_program(const std::vector<std::string>& words) {
     Args args = make_args(words);
