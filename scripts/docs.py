@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""The handouts' generated parts, and the check that they are what the sources say.
+
+    python3 scripts/docs.py update [--build DIR] [--results DIR]   rewrite every marked block
+    python3 scripts/docs.py check  [--build DIR] [--results DIR]   fail if a block is stale, or
+                                                                   a measured number in prose
+                                                                   has no source
+    python3 scripts/docs.py numbers [--results DIR]                the prose check alone
+    python3 scripts/docs.py import RUN [--results DIR]             take a tour's results folder
+                                                                   as the committed run
+
+A marked block (cog's markers inside HTML comments, so Markdown shows nothing of them):
+
+    <!-- [[[cog g.output("VA-GPU-NN", "--blocks", "auto") ]]] -->
+    (written by cog from the results run; never edit it by hand)
+    <!-- [[[end]]] -->
+
+The blocks are written by cogapp (pinned in requirements.txt, installed into .venv/ by
+scripts/setup.sh) from the committed results run, docs/results/h200/ (the tour's results.json,
+its logs and its plots), and from the programs' own --help, run from the build folder (default
+build/; CI: build-ci/). scripts/docs_gen.py holds what a block may call (`g.help`, `g.output`,
+`g.table`, ...).
+
+The prose check: outside the marked blocks and code, every number written with a unit of
+measurement (ms, µs, s, GB/s, TB/s, GFLOP/s, TFLOP/s, %, and a ratio written 3×) must be found
+in the results run (any value of results.json or of its logs, as printed, or a ratio of two of
+its times or rates, at the number's own rounding), in docs/published_figures.json (the source
+documents' figures), or on the allow-list docs/numbers_allowlist.json, where each entry gives its
+reason (a theoretical value, a value derived from the hardware's specification). So a measured
+number cannot be typed by hand.
+
+Refreshing everything on a GPU is one command: scripts/refresh_docs.sh (docs/README.md).
+Exit status: 0 up to date, 1 stale or unsourced, 2 bad usage or missing input.
+"""
+import argparse
+import bisect
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_RESULTS = os.path.join(ROOT, "docs", "results", "h200")
+ALLOWLIST = os.path.join(ROOT, "docs", "numbers_allowlist.json")
+PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
+# The files with generated blocks and measured numbers (docs/ci.md is about CI, not results).
+FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_dot_product.md",
+         "docs/ch04_matmul.md", "docs/ch05_raytrace.md", "docs/ch06_streams.md",
+         "docs/results-h200.md", "docs/answer-key.md"]
+PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
+
+
+def files():
+    return [f for f in FILES if os.path.exists(os.path.join(ROOT, f))]
+
+
+def run_cog(extra, opts):
+    """Runs cogapp over the files, in this process, with the folders in the environment."""
+    try:
+        from cogapp import Cog
+    except ImportError:
+        print("docs: cogapp is missing: scripts/setup.sh examples installs it into .venv/ "
+              "(run this script with .venv/bin/python)", file=sys.stderr)
+        return 2
+    os.environ["DOCS_RESULTS"] = os.path.abspath(opts.results)
+    os.environ["DOCS_BUILD"] = os.path.abspath(opts.build)
+    if not os.path.exists(os.path.join(opts.results, "results.json")):
+        print(f"docs: no results.json in {opts.results}", file=sys.stderr)
+        return 2
+    argv = ["cog", "-I", os.path.join(ROOT, "scripts"), "-p", "import docs_gen as g",
+            "--verbosity=1"] + extra + [os.path.join(ROOT, f) for f in files()]
+    return Cog().main(argv)
+
+
+# ---- the prose check ------------------------------------------------------------------------
+UNIT = r"(?:ms|µs|us|s|seconds|GB/s|TB/s|GFLOP/s|TFLOP/s|%|×|x(?!\s*\d))"
+NUMBER = r"(?<![\w.^/·-])(\d+(?:[ ,]\d{3})*(?:\.\d+)?)"
+MEASURE = re.compile(NUMBER + r"(?:\s?[–-]\s?(\d+(?:\.\d+)?))?\s?(" + UNIT + r")(?![\w/])")
+SCALE = {"ms": 1.0, "µs": 1e-3, "us": 1e-3, "s": 1e3, "seconds": 1e3,
+         "GB/s": 1.0, "TB/s": 1e3, "GFLOP/s": 1.0, "TFLOP/s": 1e3}
+
+
+def numbers_in(value, out):
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        out.append(float(value))
+    elif isinstance(value, dict):
+        for v in value.values():
+            numbers_in(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            numbers_in(v, out)
+    elif isinstance(value, str):
+        out.extend(float(x) for x in re.findall(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", value))
+
+
+class Sources:
+    """Every number the results run, its logs and the published figures hold, sorted; and the
+    ratios of its times and rates (for 3× and 45%)."""
+
+    def __init__(self, results):
+        values = []
+        with open(os.path.join(results, "results.json")) as f:
+            data = json.load(f)
+        numbers_in(data, values)
+        for log in glob.glob(os.path.join(results, "logs", "*.txt")):
+            with open(log, errors="replace") as f:
+                numbers_in(f.read(), values)
+        with open(PUBLISHED) as f:
+            numbers_in(json.load(f), values)
+        self.values = sorted(v for v in values if v == v)
+        key = []
+        for r in data.get("summary", []):
+            for field in ("kernel_ms", "end_to_end_ms", "rate", "cpu_ms"):
+                if r.get(field):
+                    key.append(float(r[field]))
+        for v in (data.get("ceilings") or {}).values():
+            if isinstance(v, (int, float)) and v:
+                key.append(float(v))
+        for r in data.get("documents", []):
+            for field in ("document_ms", "ours_ms", "kernel_ms"):
+                if r.get(field):
+                    key.append(float(r[field]))
+        key = sorted(set(key))
+        self.ratios = sorted({a / b for a in key for b in key if b})
+
+    @staticmethod
+    def near(pool, x, tol):
+        i = bisect.bisect_left(pool, x - tol)
+        return i < len(pool) and pool[i] <= x + tol
+
+    def has(self, text, unit):
+        x = float(text.replace(",", "").replace(" ", ""))
+        decimals = len(text.split(".")[1]) if "." in text else 0
+        tol = 0.5 * 10 ** -decimals + 1e-12
+        if unit in ("×", "x"):
+            return self.near(self.ratios, x, tol) or self.near(self.values, x, tol)
+        if unit == "%":
+            return (self.near(self.values, x, tol) or self.near(self.ratios, x / 100, tol / 100)
+                    or self.near(self.ratios, 1 + x / 100, tol / 100)
+                    or self.near(self.ratios, 1 - x / 100, tol / 100))
+        scale = SCALE.get(unit, 1.0)
+        # The same quantity in another unit (s and ms, TB/s and GB/s): scale both ways.
+        return any(self.near(self.values, x * s, tol * s) for s in {1.0, scale, 1 / scale})
+
+
+def prose_lines(path):
+    """(line number, text) of the lines outside generated blocks, code and HTML comments, with
+    inline code removed."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    out, generated, fenced, previous_blank, in_code = [], False, False, True, False
+    for number, line in enumerate(lines, 1):
+        if "[[[cog" in line and "]]]" in line:
+            generated = True
+            continue
+        if "[[[end]]]" in line:
+            generated = False
+            continue
+        if generated:
+            continue
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        in_code = line.startswith("    ") and (previous_blank or in_code)
+        previous_blank = not line.strip()
+        if in_code:
+            continue
+        text = re.sub(r"`[^`]*`", "", line)
+        text = re.sub(r"<!--.*?-->", "", text)
+        out.append((number, text))
+    return out
+
+
+def load_allowlist():
+    with open(ALLOWLIST) as f:
+        entries = json.load(f)["numbers"]
+    for e in entries:
+        if not e.get("reason"):
+            raise SystemExit(f"docs: allow-list entry {e.get('text')} has no reason")
+    return {re.sub(r"\s+", " ", e["text"]) for e in entries}
+
+
+def check_numbers(results):
+    sources = Sources(results)
+    allowed = load_allowlist()
+    missing = []
+    for f in files():
+        for number, text in prose_lines(os.path.join(ROOT, f)):
+            for m in MEASURE.finditer(text):
+                low, high, unit = m.group(1), m.group(2), m.group(3)
+                whole = re.sub(r"\s+", " ", m.group(0).strip())
+                for value in [low] + ([high] if high else []):
+                    if f"{value} {unit}".replace(" %", "%") in allowed or whole in allowed:
+                        continue
+                    if value + unit in allowed or f"{value}{unit}" in allowed:
+                        continue
+                    if not sources.has(value, unit):
+                        missing.append(f"{f}:{number}: '{whole}' ({value} {unit}) is in no "
+                                       "results file, published figure or allow-list entry")
+    for line in missing:
+        print(line)
+    if missing:
+        print(f"docs: {len(missing)} measured number(s) typed by hand. Put them in a generated "
+              "block (scripts/docs_gen.py), or, for a theoretical or derived value, in "
+              "docs/numbers_allowlist.json with the reason.")
+        return 1
+    print(f"docs: every measured number in prose has a source ({len(files())} files)")
+    return 0
+
+
+# ---- import a tour's results folder --------------------------------------------------------
+def import_run(run, results):
+    """Copies a tour's results.json, logs and plots into the committed results folder, and draws
+    the plots again with this checkout's scripts/plot_results.py."""
+    if not os.path.exists(os.path.join(run, "results.json")):
+        print(f"docs: no results.json in {run}", file=sys.stderr)
+        return 2
+    with open(os.path.join(run, "results.json")) as f:
+        data = json.load(f)
+    if not data.get("record", {}).get("passed", False):
+        print("docs: that run did not pass (record.passed is false): not imported", file=sys.stderr)
+        return 1
+    if os.path.exists(results):
+        shutil.rmtree(results)
+    os.makedirs(os.path.join(results, "logs"))
+    shutil.copy(os.path.join(run, "results.json"), results)
+    for name in ("results.csv", "summary.md"):
+        if os.path.exists(os.path.join(run, name)):
+            shutil.copy(os.path.join(run, name), results)
+    for log in glob.glob(os.path.join(run, "logs", "*.txt")):
+        shutil.copy(log, os.path.join(results, "logs"))
+    python = sys.executable
+    venv = os.path.join(ROOT, ".venv", "bin", "python")
+    if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode != 0:
+        python = venv
+    plot = subprocess.run([python, os.path.join(ROOT, "scripts", "plot_results.py"), results])
+    print(f"docs: {run} imported into {os.path.relpath(results, ROOT)}/")
+    return plot.returncode
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["update", "check", "numbers", "import"])
+    parser.add_argument("run", nargs="?", help="import: the tour's results folder")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
+                        help="the build folder with the programs, for --help (default build/)")
+    parser.add_argument("--results", default=DEFAULT_RESULTS,
+                        help="the committed results run (default docs/results/h200/)")
+    opts = parser.parse_args()
+    if opts.command == "import":
+        if not opts.run:
+            parser.error("import needs the tour's results folder")
+        return import_run(opts.run, opts.results)
+    if opts.command == "update":
+        return run_cog(["-r"], opts)
+    if opts.command == "numbers":
+        return check_numbers(opts.results)
+    code = run_cog(["--check", "--diff",
+                    "--check-fail-msg=run: python3 scripts/docs.py update (docs/README.md)"], opts)
+    if code == 2:
+        return 2
+    numbers = check_numbers(opts.results)
+    return 1 if code or numbers else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
