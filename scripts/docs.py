@@ -16,7 +16,7 @@ A marked block (cog's markers inside HTML comments, so Markdown shows nothing of
     <!-- [[[end]]] -->
 
 The blocks are written by cogapp (pinned in requirements.txt, installed into .venv/ by
-scripts/setup.sh) from the committed results run, docs/results/h200/ (the tour's results.json,
+scripts/setup.sh) from the committed results run, docs/runs/h200/ (the tour's results.json,
 its logs and its plots), and from the programs' own --help, run from the build folder (default
 build/; CI: build-ci/). scripts/docs_gen.py holds what a block may call (`g.help`, `g.output`,
 `g.table`, ...).
@@ -43,7 +43,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_RESULTS = os.path.join(ROOT, "docs", "results", "h200")
+DEFAULT_RESULTS = os.path.join(ROOT, "docs", "runs", "h200")
 ALLOWLIST = os.path.join(ROOT, "docs", "numbers_allowlist.json")
 PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
 # The files with generated blocks and measured numbers (docs/ci.md is about CI, not results).
@@ -253,7 +253,7 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
                         help="the build folder with the programs, for --help (default build/)")
     parser.add_argument("--results", default=DEFAULT_RESULTS,
-                        help="the committed results run (default docs/results/h200/)")
+                        help="the committed results run (default docs/runs/h200/)")
     opts = parser.parse_args()
     if opts.command == "import":
         if not opts.run:

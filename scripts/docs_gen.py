@@ -7,7 +7,7 @@ A marked block in a Markdown file looks like
     <!-- [[[end]]] -->
 
 and everything between the two markers is rewritten from the committed results run (the tour's
-results.json and logs, docs/results/h200/ by default) and from the programs themselves (their
+results.json and logs, docs/runs/h200/ by default) and from the programs themselves (their
 `--help`, from the build folder). scripts/docs.py sets the two folders in the environment
 (DOCS_RESULTS, DOCS_BUILD) before it runs cog. Nothing here knows a program by name: tables are
 made from programs.json and results.json, and a program that the results run does not hold is
@@ -26,7 +26,7 @@ NOT_RUN = "not in this results run"
 
 
 def results_dir():
-    return os.environ.get("DOCS_RESULTS", os.path.join(ROOT, "docs", "results", "h200"))
+    return os.environ.get("DOCS_RESULTS", os.path.join(ROOT, "docs", "runs", "h200"))
 
 
 def build_dir():

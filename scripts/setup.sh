@@ -13,7 +13,8 @@
 #     xvfb, x11-apps, imagemagick      test, optional: the chapter-5 window test
 #     python3-venv                     examples, only when P is Debian's python3 without venv
 #   Python packages, with pip, into the project's virtual environment .venv/ (made with P,
-#     never into P itself): requirements.txt, that is matplotlib for the tour's plots.
+#     never into P itself): requirements.txt, that is matplotlib for the tour's plots and
+#     cogapp for the handouts' generated blocks (scripts/docs.py, the docs check).
 # The CUDA Toolkit is never installed: nvcc must be on PATH or in /usr/local/cuda/bin.
 #
 # CUDA_EXAMPLES_NO_INSTALL=1   check and report only; install nothing.
@@ -70,7 +71,8 @@ if [ "$what" = test ]; then
   want imagemagick "the window test's image comparison"
 fi
 
-has_matplotlib() { "$1" -c 'import matplotlib' >/dev/null 2>&1; }
+# Both packages of requirements.txt: matplotlib (the plots) and cogapp (the docs check).
+has_packages() { "$1" -c 'import matplotlib, cogapp' >/dev/null 2>&1; }
 plots_ready=0
 if [ "$what" = examples ]; then
   if ! command -v "$python" >/dev/null 2>&1; then
@@ -78,7 +80,7 @@ if [ "$what" = examples ]; then
     exit 1
   fi
   python=$(command -v "$python")
-  if has_matplotlib "$python" || { [ -x .venv/bin/python ] && has_matplotlib .venv/bin/python; }; then
+  if [ -x .venv/bin/python ] && has_packages .venv/bin/python; then
     plots_ready=1
   elif [ ! -e .venv ] && ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     # Debian splits venv out of its python3; other interpreters (pyenv, conda) carry it.
@@ -165,14 +167,14 @@ pip_progress() {
 if [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
   hand="$python -m venv .venv && .venv/bin/pip install -r requirements.txt"
   if [ "$no_install" != 0 ]; then
-    say "matplotlib is missing for $python: the tour will draw no plots"
+    say "matplotlib or cogapp is missing in .venv/ for $python: the tour will draw no plots"
     say "  (CUDA_EXAMPLES_NO_INSTALL=1: nothing installed); to draw them: $hand"
     still_missing+=(matplotlib)
   else
     started=$SECONDS
     ok=1
     if [ ! -e .venv ]; then
-      say "matplotlib is missing for $python ($("$python" --version 2>&1))"
+      say "matplotlib or cogapp is missing in .venv/ for $python ($("$python" --version 2>&1))"
       say "creating the project's virtual environment .venv/ with it (about 25 MB, no download) ..."
       "$python" -m venv .venv </dev/null || { say "could not create .venv/ with $python"; ok=0; }
     elif [ ! -x .venv/bin/python ]; then
@@ -180,17 +182,18 @@ if [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
       say "  remove .venv/ and run again"; ok=0
     fi
     if [ "$ok" = 1 ]; then
-      say "installing requirements.txt into .venv/ with pip: matplotlib (pinned) and its dependencies"
+      say "installing requirements.txt into .venv/ with pip: matplotlib and cogapp (pinned) and their dependencies"
       say "  about 40 MB to download, 170 MB more on disk (CPython 3.11, x86-64); at most 15 min ..."
       timeout 900 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off \
         --timeout 20 --retries 1 -r requirements.txt </dev/null 2>&1 | pip_progress
-      if has_matplotlib .venv/bin/python; then
-        say "matplotlib $(.venv/bin/python -c 'import matplotlib; print(matplotlib.__version__)')" \
-            "is in .venv/ ($(du -sh .venv | cut -f1)), done in $((SECONDS - started)) s:" \
+      if has_packages .venv/bin/python; then
+        say "matplotlib $(.venv/bin/python -c 'import matplotlib; print(matplotlib.__version__)')," \
+            "cogapp $(.venv/bin/python -c 'import cogapp; from importlib.metadata import version; print(version("cogapp"))')" \
+            "are in .venv/ ($(du -sh .venv | cut -f1)), done in $((SECONDS - started)) s:" \
             "the tour draws its plots with .venv/bin/python"
         plots_ready=1
       else
-        say "pip could not install matplotlib (no network?): the tour will draw no plots;"
+        say "pip could not install matplotlib and cogapp (no network?): the tour will draw no plots;"
         say "  run this again, or by hand: .venv/bin/pip install -r requirements.txt"
       fi
     fi
@@ -209,7 +212,7 @@ else
   ready="nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cmake"
   [ "$what" = test ] && ready+=", GoogleTest, the window test's tools"
   ready+=", libpng, freeglut"
-  [ "$what" = examples ] && ready+=", matplotlib"
+  [ "$what" = examples ] && ready+=", matplotlib, cogapp"
   say "ready: $ready"
 fi
 exit 0

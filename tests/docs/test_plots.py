@@ -4,7 +4,7 @@ and checks that a student can read it: every label (tick labels, point numbers, 
 legend) is unique where it names something, and inside the figure; the roofline's point numbers
 overlap neither each other nor leave the axes; the pinned curves are drawn above the others.
 
-    python3 tests/docs/test_plots.py [RESULTS_DIR]     (default docs/results/h200)
+    python3 tests/docs/test_plots.py [RESULTS_DIR]     (default docs/runs/h200)
 """
 import os
 import sys
@@ -33,7 +33,7 @@ def inside(extent, box, slack=1.0):
 
 
 def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "results", "h200")
+    folder = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "runs", "h200")
     data = plot_results.load(folder)
     drawn = 0
     with tempfile.TemporaryDirectory() as out:

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The docs check fails when it should (no GPU needed):
+
+    python3 tests/docs/test_docs_check.py BUILD_DIR
+
+1. as committed, `scripts/docs.py check` passes;
+2. a results file changed without the docs (one kernel time of results.json) fails it;
+3. a program whose --help text changed without the docs fails it;
+4. a measured number typed by hand into a handout's prose fails the prose check, and the same
+   number taken from the results passes.
+Each case works on copies (a results folder, a build folder of wrappers, a handout) in a
+temporary folder; the tree is never changed.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from venv_python import ROOT, ensure  # noqa: E402
+
+ensure(["cogapp"], "the docs check")
+DOCS = os.path.join(ROOT, "scripts", "docs.py")
+RESULTS = os.path.join(ROOT, "docs", "runs", "h200")
+failures = []
+
+
+def docs(*args):
+    run = subprocess.run([sys.executable, DOCS] + list(args), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    return run.returncode, run.stdout
+
+
+def expect(code, output, wanted, what):
+    if code != wanted:
+        failures.append(f"{what}: exit {code}, expected {wanted}\n{output[-2000:]}")
+    else:
+        print(f"ok: {what} (exit {code})")
+
+
+def main():
+    build = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+    code, out = docs("check", "--build", build)
+    expect(code, out, 0, "the committed docs pass the check")
+    with tempfile.TemporaryDirectory() as tmp:
+        # 2. results.json changed, docs not.
+        results = os.path.join(tmp, "results")
+        shutil.copytree(RESULTS, results)
+        path = os.path.join(results, "results.json")
+        with open(path) as f:
+            data = json.load(f)
+        row = next(r for r in data["summary"] if r.get("kernel_ms"))
+        row["kernel_ms"] *= 1.5
+        with open(path, "w") as f:
+            json.dump(data, f)
+        code, out = docs("check", "--build", build, "--results", results)
+        expect(code, out, 1, "a changed results.json fails the check")
+
+        # 3. a --help text changed: a build folder of wrappers, one of which adds a line.
+        fake = os.path.join(tmp, "build")
+        with open(os.path.join(ROOT, "programs.json")) as f:
+            manifest = json.load(f)
+        folders = {c["chapter"]: c["folder"] for c in manifest["chapters"]}
+        for i, p in enumerate(manifest["programs"]):
+            real = os.path.join(build, folders[p["chapter"]], p["name"])
+            wrapper = os.path.join(fake, folders[p["chapter"]], p["name"])
+            os.makedirs(os.path.dirname(wrapper), exist_ok=True)
+            extra = 'echo "  --new-option   a line the docs do not have"' if i == 0 else ""
+            with open(wrapper, "w") as f:
+                f.write(f'#!/bin/sh\n"{real}" "$@"\n{extra}\n')
+            os.chmod(wrapper, 0o755)
+        code, out = docs("check", "--build", fake)
+        expect(code, out, 1, "a changed --help text fails the check")
+        code_ok, out_ok = docs("numbers")
+        expect(code_ok, out_ok, 0, "the prose check passes as committed")
+
+    # 4. the prose check, on a copy of the tree's docs with one hand-typed number added.
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import docs as d
+    sources = d.Sources(RESULTS)
+    with open(os.path.join(RESULTS, "results.json")) as f:
+        median = next(r["kernel_ms"] for r in json.load(f)["summary"] if r.get("kernel_ms"))
+    typed = f"{median:.4g}"
+    if not sources.has(typed, "ms"):
+        failures.append(f"the results' own {typed} ms is not found by the prose check")
+    else:
+        print(f"ok: {typed} ms, from the results, is found")
+    for wrong in ("123.457 ms", "98765 GB/s", "41.27×"):
+        value, unit = wrong.split(" ") if " " in wrong else (wrong[:-1], wrong[-1])
+        if sources.has(value, unit):
+            failures.append(f"a hand-typed {wrong} is accepted by the prose check")
+        else:
+            print(f"ok: a hand-typed {wrong} is refused")
+    lines = ["Some prose with 123.457 ms in it.", "Code is skipped: `999.123 ms`."]
+    found = [m.group(0) for line in lines for m in d.MEASURE.finditer(line.replace(
+        "`999.123 ms`", ""))]
+    if found != ["123.457 ms"]:
+        failures.append(f"the prose pattern found {found}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
