@@ -58,9 +58,11 @@ def fmt(value, spec):
 
 
 def code(lines):
-    """An indented Markdown code block."""
+    """A fenced Markdown code block (cog takes the common indentation off a block's output)."""
+    cog.outl("```text")
     for line in lines:
-        cog.outl(("    " + line).rstrip())
+        cog.outl(line.rstrip())
+    cog.outl("```")
 
 
 # ---- --help, from the built program ---------------------------------------------------------
@@ -257,3 +259,55 @@ def image(name, alt):
 def number_words(text):
     """Numbers in a line, for the prose check's own tests."""
     return re.findall(r"\d+(?:\.\d+)?", text)
+
+
+# ---- one measured value, for a sentence of prose written by a block -------------------------
+def value(program, field="time_ms.median", *args, variant=None):
+    """A field of the first matching record (program, its run's args, its variant), or None:
+    e.g. value("VA-GPU-NN", "gbps", "--blocks", "auto")."""
+    entry = find_run(program, list(args) if args else None)
+    if entry is None:
+        return None
+    for r in entry["records"]:
+        if variant and r.get("variant") != variant:
+            continue
+        v = r
+        for key in field.split("."):
+            v = v.get(key) if isinstance(v, dict) else None
+        if v is not None:
+            return v
+    return None
+
+
+def ms(program, *args, variant=None):
+    """The kernel-only median (ms) of a run, or None."""
+    return value(program, "time_ms.median", *args, variant=variant)
+
+
+def line(template, **values):
+    """Writes template.format(**values): one sentence whose measured numbers come from the run;
+    when a value is missing, the sentence says the results run lacks it."""
+    if any(v is None for v in values.values()):
+        cog.outl(f"({NOT_RUN}: " + re.sub(r"\{[^}]*\}", "…", template) + ")")
+    else:
+        cog.outl(template.format(**values))
+
+
+def ratio(a, b):
+    """a / b, or None when either is missing."""
+    return None if a is None or not b else a / b
+
+
+def percent(a, b):
+    return None if a is None or not b else 100.0 * a / b
+
+
+def helps(chapter):
+    """Every program of a chapter (programs.json), its --help folded under its name."""
+    for p in manifest()["programs"]:
+        if p["chapter"] == chapter:
+            cog.outl(f"<details><summary><code>{p['name']} --help</code></summary>")
+            cog.outl("")
+            help(p["name"])
+            cog.outl("")
+            cog.outl("</details>")
