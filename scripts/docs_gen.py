@@ -200,9 +200,15 @@ def ceilings():
              f"{c.get('h2d', 0):.1f} GB/s, device to host {c.get('d2h', 0):.1f} GB/s.")
 
 
-def documents_table():
-    """The documents' published figures beside ours (the tour's "documents" rows)."""
+def documents_table(chapter=None):
+    """The documents' published figures beside ours (the tour's "documents" rows), all or those
+    of one chapter's programs."""
     rows = results().get("documents") or []
+    if chapter is not None:
+        with open(os.path.join(ROOT, "docs", "published_figures.json")) as f:
+            figures = {g["label"]: g["program"] for g in json.load(f)["figures"]}
+        mine = {p["name"] for p in manifest()["programs"] if p["chapter"] == chapter}
+        rows = [r for r in rows if figures.get(r["what"]) in mine]
     markdown_table(rows, [
         ("the documents (Tesla C2075)", lambda r: r["what"]),
         ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
