@@ -76,7 +76,7 @@ def run_cog(extra, opts):
 
 
 # ---- the prose check ------------------------------------------------------------------------
-UNIT = r"(?:ms|µs|us|s|seconds|GB/s|TB/s|GFLOP/s|TFLOP/s|%|×|x(?!\s*\d))"
+UNIT = r"(?:ms|µs|us|s|seconds|GB/s|TB/s|GFLOP/s|TFLOP/s|%|[×x](?!\s*\d))"
 NUMBER = r"(?<![\w.^/·-])(\d+(?:[ ,]\d{3})*(?:\.\d+)?)"
 MEASURE = re.compile(NUMBER + r"(?:\s?[–-]\s?(\d+(?:\.\d+)?))?\s?(" + UNIT + r")(?![\w/])")
 SCALE = {"ms": 1.0, "µs": 1e-3, "us": 1e-3, "s": 1e3, "seconds": 1e3,
@@ -107,7 +107,8 @@ class Sources:
         with open(os.path.join(results, "results.json")) as f:
             data = json.load(f)
         numbers_in(data, values)
-        for log in glob.glob(os.path.join(results, "logs", "*.txt")):
+        for log in glob.glob(os.path.join(results, "logs", "*.txt")) + \
+                glob.glob(os.path.join(results, "*.md")):
             with open(log, errors="replace") as f:
                 numbers_in(f.read(), values)
         with open(PUBLISHED) as f:

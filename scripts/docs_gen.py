@@ -294,7 +294,9 @@ def line(template, **values):
     """Writes template.format(**values): one sentence whose measured numbers come from the run;
     when a value is missing, the sentence says the results run lacks it."""
     if any(v is None for v in values.values()):
-        cog.outl(f"({NOT_RUN}: " + re.sub(r"\{[^}]*\}", "…", template) + ")")
+        bullet = "- " if template.startswith("- ") else ""
+        text = re.sub(r"\{[^}]*\}", "…", template[len(bullet):])
+        cog.outl(f"{bullet}({NOT_RUN}: {text})")
     else:
         cog.outl(template.format(**values))
 
@@ -317,3 +319,41 @@ def helps(chapter):
             help(p["name"])
             cog.outl("")
             cog.outl("</details>")
+
+
+# ---- a side measurement the refresh command makes besides the tour -------------------------
+def side_file(name):
+    path = os.path.join(results_dir(), name)
+    return path if os.path.exists(path) else None
+
+
+def include(name, how):
+    """A side measurement's printed Markdown (e.g. ch05_raytrace/compare.py's table), written
+    into the results folder by scripts/refresh_docs.sh; its '# title' line becomes a sentence."""
+    path = side_file(name)
+    if path is None:
+        cog.outl(f"({name}: {NOT_RUN}; `scripts/refresh_docs.sh` makes it with {how}.)")
+        return
+    with open(path) as f:
+        for row in f.read().rstrip("\n").splitlines():
+            cog.outl(f"*{row[2:]}*" if row.startswith("# ") else row)
+
+
+def compare_row(name, spheres, reads):
+    """The cells (as text) of one row of compare.py's table, or None."""
+    path = side_file(name)
+    if path is None:
+        return None
+    with open(path) as f:
+        for row in f:
+            cells = [c.strip() for c in row.strip().strip("|").split("|")]
+            if len(cells) >= 7 and cells[0] == str(spheres) and cells[1] == reads:
+                return cells
+    return None
+
+
+def compare_value(name, spheres, reads, column):
+    """One number of compare.py's table: column 2 kernel global, 3 kernel constant, 4 the
+    constant/global ratio, 5 and 6 end to end; the median, before its (min-max)."""
+    cells = compare_row(name, spheres, reads)
+    return None if cells is None else float(cells[column].split()[0].strip("*"))
