@@ -237,6 +237,10 @@ def import_run(run, results):
             shutil.copy(os.path.join(run, name), results)
     for log in glob.glob(os.path.join(run, "logs", "*.txt")):
         shutil.copy(log, os.path.join(results, "logs"))
+    # Side measurements that scripts/refresh_docs.sh adds beside the tour (Markdown tables).
+    for side in glob.glob(os.path.join(run, "*.md")):
+        if os.path.basename(side) != "summary.md":
+            shutil.copy(side, results)
     python = sys.executable
     venv = os.path.join(ROOT, ".venv", "bin", "python")
     if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode != 0:

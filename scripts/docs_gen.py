@@ -357,3 +357,36 @@ def compare_value(name, spheres, reads, column):
     constant/global ratio, 5 and 6 end to end; the median, before its (min-max)."""
     cells = compare_row(name, spheres, reads)
     return None if cells is None else float(cells[column].split()[0].strip("*"))
+
+
+def tour_excerpt(every=6):
+    """An excerpt of the tour's printed progress and summary, from the results run."""
+    data = results()
+    runs = data["runs"]
+    lines = []
+    for i, e in enumerate(runs, 1):
+        if i % every == 4 or i == len(runs):
+            name = f"ch{e['chapter']:02d} {e['program']} {' '.join(shown_args(e))}".strip()
+            lines.append(f"[{i:2d}/{len(runs)}] {name:<52} {e['seconds']:6.1f} s  {e['status']}")
+    lines.append("...")
+    c = data.get("ceilings") or {}
+    if c.get("dram"):
+        lines.append(f"measured ceilings: device-to-device copy {c['dram']:.0f} GB/s, cuBLAS FP32 "
+                     f"{c.get('fp32', 0):.0f} GFLOP/s, pinned host->device {c.get('h2d', 0):.1f} "
+                     f"GB/s, device->host {c.get('d2h', 0):.1f} GB/s")
+    last = {}
+    for r in data.get("summary", []):
+        last[r["chapter"]] = r
+    for ch in sorted(last):
+        r = last[ch]
+        name = r["program"] + (f" [{r['variant']}]" if r.get("variant") else "")
+        lines.append(f"{ch:<3} {name:<30} kernel {fmt(r.get('kernel_ms'), '.4g'):>8} ms  "
+                     f"{(fmt(r.get('rate'), '.5g') + ' ' + r.get('unit', '')).strip():>16}  "
+                     f"{r.get('check', '')}")
+    code(lines)
+
+
+def counts():
+    """How many programs programs.json lists, and how many runs the tour makes of them."""
+    m = manifest()["programs"]
+    cog.outl(f"{len(m)} programs, {sum(len(p['runs']) for p in m)} runs")

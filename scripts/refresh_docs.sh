@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Measures everything again on this machine's GPU and regenerates every handout from it: the one
+# command that refreshes docs/ (docs/README.md, "Keeping the handouts true").
+#
+#   scripts/refresh_docs.sh [--preset P]      (default preset: gpu, build folder build-gpu/)
+#
+# 1. the tour, at full size, into a new results folder (README command 1; it builds the programs
+#    and makes .venv/ with matplotlib and cogapp through scripts/setup.sh);
+# 2. the side measurements the handouts quote besides the tour (chapter 5's compare.py), into the
+#    same folder;
+# 3. scripts/docs.py import: that folder becomes the committed results run docs/runs/h200/
+#    (results.json, logs, the side measurements; plots redrawn), refused if any check failed;
+# 4. scripts/docs.py update: every marked block of README.md and docs/*.md rewritten;
+# 5. scripts/docs.py check: the blocks are current and every measured number in prose has a
+#    source; a stale hand-written number is named here, to be fixed by hand.
+# Then review `git diff docs README.md` and commit. Needs a GPU (exit 77 from the tour without).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=gpu
+if [ "${1:-}" = --preset ] && [ $# -ge 2 ]; then preset=$2; shift 2; fi
+[ $# -eq 0 ] || { echo "usage: scripts/refresh_docs.sh [--preset P]" >&2; exit 2; }
+build=$(python3 -c "import sys; sys.path.insert(0, 'scripts'); import tour; print(tour.preset_binary_dir('$preset'))")
+run="results/refresh-$(date +%Y%m%d-%H%M%S)"
+echo "refresh_docs: 1/5 the tour (preset $preset, build $build) into $run"
+CUDA_EXAMPLES_REQUIRE_GPU=1 python3 scripts/tour.py --preset "$preset" --results "$run"
+echo "refresh_docs: 2/5 chapter 5's constant-versus-global comparison"
+python3 ch05_raytrace/compare.py --build "$build" --rounds 3 --repeats 50 > "$run/ch05_compare.md"
+echo "refresh_docs: 3/5 import $run as docs/runs/h200/"
+.venv/bin/python scripts/docs.py import "$run"
+echo "refresh_docs: 4/5 regenerate the marked blocks"
+.venv/bin/python scripts/docs.py update --build "$build"
+echo "refresh_docs: 5/5 check"
+.venv/bin/python scripts/docs.py check --build "$build"
+echo "refresh_docs: done; review with: git diff --stat docs README.md"
