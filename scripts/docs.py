@@ -156,7 +156,7 @@ def prose_lines(path):
         lines = f.read().split("\n")
     out, generated, fenced, previous_blank, in_code = [], False, False, True, False
     for number, line in enumerate(lines, 1):
-        if "[[[cog" in line and "]]]" in line:
+        if "[[[cog" in line:          # the generator's code and its output, to the end marker
             generated = True
             continue
         if "[[[end]]]" in line:
