@@ -118,5 +118,65 @@ class RealLabs(unittest.TestCase):
         self.assertFalse((folder / "grade-report").exists())
 
 
+class Parsers(unittest.TestCase):
+    """The grader reads gtest, compute-sanitizer and --json output: fake programs that print
+    what those print check the reading (a hang, a failure, a race, a slow kernel)."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="lab-fake-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def fake(self, name, body):
+        path = self.tmp / name
+        path.write_text("#!/bin/sh\n" + body + "\n")
+        path.chmod(0o755)
+        return path
+
+    def test_gtest_pass_fail_hang(self):
+        task = {"filter": "*"}
+        ok = self.fake("ok", 'echo "[==========] 3 tests from 1 test suite ran. (5 ms total)"')
+        self.assertTrue(lab.check_tests(task, ok, 10)[0])
+        bad = self.fake("bad", "\n".join([
+            'echo "[ RUN      ] VA.OneElement"', 'echo "test.cu:14: Failure"',
+            'echo "    Which is: 1"', 'echo "[  FAILED  ] VA.OneElement (0 ms)"',
+            'echo "[==========] 3 tests from 1 test suite ran. (5 ms total)"', "exit 1"]))
+        passed, said, _ = lab.check_tests(task, bad, 10)
+        self.assertFalse(passed)
+        self.assertIn("1 of 3 tests failed (OneElement)", said)
+        self.assertIn("Which is: 1", said)
+        hang = self.fake("hang", "sleep 20")
+        passed, said, _ = lab.check_tests(task, hang, 1)
+        self.assertFalse(passed)
+        self.assertIn("did not finish", said)
+        skip = self.fake("skip", 'echo "[  SKIPPED ] A.B"')
+        with self.assertRaises(lab.CannotGrade):
+            lab.check_tests(task, skip, 10)
+
+    def test_sanitizer_race_and_clean(self):
+        task = {"sanitize": {"filter": "*"}}
+        race = self.fake("race", 'echo "========= Error: Race reported between Write access"\n'
+                                 'echo "========= RACECHECK SUMMARY: 1 hazard displayed (1 error)"')
+        clean = self.fake("clean", 'echo "========= ERROR SUMMARY: 0 errors"')
+        passed, said, _ = lab.check_sanitizer(task, "x", "racecheck", 10, str(race))
+        self.assertFalse(passed)
+        self.assertIn("Race reported", said)
+        self.assertTrue(lab.check_sanitizer(task, "x", "memcheck", 10, str(clean))[0])
+
+    def test_performance_gate(self):
+        rec = '{"variant":"kernel","time_ms":{"median":%s},"gbps":%s}'
+        fast = self.fake("fast", "echo '%s'" % (rec % (0.1, 4000)))
+        slow = self.fake("slow", "echo '%s'" % (rec % (0.5, 800)))
+        task = {"perf": {"args": "--json", "variant": "kernel", "metric": "gbps",
+                         "min_ratio": 0.5, "what": "bandwidth"}}
+        self.assertTrue(lab.check_perf(task, fast, fast, 10, self.tmp)[0])
+        passed, said, _ = lab.check_perf(task, slow, fast, 10, self.tmp)
+        self.assertFalse(passed)
+        self.assertIn("20% of the reference", said)
+        task["perf"]["metric"] = "time"
+        self.assertFalse(lab.check_perf(task, slow, fast, 10, self.tmp)[0])
+
+
 if __name__ == "__main__":
     unittest.main()
