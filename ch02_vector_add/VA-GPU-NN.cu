@@ -18,6 +18,7 @@
 #include "vectors.h"
 
 __global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
+    // LAB ch02.grid-stride {
     // My global index: the threads of all blocks before mine, plus my place
     // in my block. The original wrote blockIdx.x * numBlock, which is right
     // only because its numBlock happened to equal numThread (128).
@@ -27,6 +28,7 @@ __global__ void add(const elem_t* a, const elem_t* b, elem_t* c, long long n) {
         c[i] = a[i] + b[i];
         i += stride;
     }
+    // LAB }
 }
 
 // The launch, shared by main() below and by tests/ch02_vector_add.

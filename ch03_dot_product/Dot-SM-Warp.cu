@@ -46,14 +46,17 @@ const int SECOND_PASS_THREADS = 1024;
 // value of the lane `offset` places above it (16, 8, 4, 2, 1). Lane 0 ends
 // with the total. No barrier: the lanes of a warp step through a shuffle together.
 __device__ float warp_sum(float v) {
+    // LAB ch03.warp-sum {
     for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2)
         v += __shfl_down_sync(FULL_WARP, v, offset);
+    // LAB }
     return v;
 }
 
 // The sum of `v` over the block; thread 0 ends with the total. blockDim.x must
 // be a multiple of 32 (whole warps): a full-warp shuffle needs all 32 lanes.
 __device__ float block_sum(float v) {
+    // LAB ch03.block-sum {
     __shared__ float warp_sums[WARP_SIZE];  // at most 1024 / 32 = 32 warps
     int lane = threadIdx.x % WARP_SIZE;
     int warp = threadIdx.x / WARP_SIZE;
@@ -65,6 +68,7 @@ __device__ float block_sum(float v) {
         v = warp_sum(lane < warps ? warp_sums[lane] : 0.0f);
     }
     return v;
+    // LAB }
 }
 
 // Pass 1: each block writes the sum of its threads' products to partial[blockIdx.x].

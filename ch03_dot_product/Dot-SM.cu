@@ -48,6 +48,7 @@ __global__ void dot(const float* a, const float* b, float* partial, long long n)
         temp += a[i] * b[i];
         i += stride;
     }
+    // LAB ch03.tree {
     cache[threadIdx.x] = temp;
 
     // 2. Nobody may read the cache until everybody has written it.
@@ -61,6 +62,7 @@ __global__ void dot(const float* a, const float* b, float* partial, long long n)
         if (threadIdx.x < half) cache[threadIdx.x] += cache[threadIdx.x + half];
         __syncthreads();  // this step's sums are written before the next step reads them
     }
+    // LAB }
 
     // 4. One partial sum per block goes back to global memory.
     if (threadIdx.x == 0) partial[blockIdx.x] = cache[0];

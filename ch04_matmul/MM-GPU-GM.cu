@@ -27,6 +27,7 @@
 // One thread computes one element of P. The running sum is a local scalar,
 // which the compiler keeps in a register: the fastest memory there is.
 __global__ void matmul_gm(const float* M, const float* N, float* P, int Width) {
+    // LAB ch04.one-per-element {
     int x = blockIdx.x * blockDim.x + threadIdx.x;  // my column of P
     int y = blockIdx.y * blockDim.y + threadIdx.y;  // my row of P
     // The grid is rounded up to whole blocks, so some threads of the last
@@ -36,6 +37,7 @@ __global__ void matmul_gm(const float* M, const float* N, float* P, int Width) {
         for (int k = 0; k < Width; k++) sum += M[y * Width + k] * N[k * Width + x];
         P[y * Width + x] = sum;
     }
+    // LAB }
 }
 
 // The same, but accumulating in global memory. The compiler may not keep
@@ -55,8 +57,10 @@ __global__ void matmul_gm_global_sum(const float* M, const float* N, float* P, i
 // hold), and enough blocks in x and in y to cover Width, rounded up.
 void launch_matmul_gm(const float* dev_M, const float* dev_N, float* dev_P, int Width,
                       int block_side, bool accumulate_in_global) {
+    // LAB ch04.grid {
     dim3 threads(block_side, block_side);
     dim3 blocks(ceil_div(Width, block_side), ceil_div(Width, block_side));
+    // LAB }
     if (accumulate_in_global)
         matmul_gm_global_sum<<<blocks, threads>>>(dev_M, dev_N, dev_P, Width);
     else

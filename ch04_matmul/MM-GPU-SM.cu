@@ -44,6 +44,7 @@ __global__ void matmul_sm(const float* M, const float* N, float* P, int Width) {
     // Rounded up: the original's Width / blockD drops the last, partial phase.
     int phases = (Width + TILE_WIDTH - 1) / TILE_WIDTH;
     for (int phase = 0; phase < phases; phase++) {
+        // LAB ch04.tiles {
         // Each thread copies one element of each tile. Past the edge of the
         // matrix it writes a zero instead: 0 x anything adds nothing to sum.
         int m_col = phase * TILE_WIDTH + tx;  // the column of M I copy
@@ -57,6 +58,7 @@ __global__ void matmul_sm(const float* M, const float* N, float* P, int Width) {
         // Barrier 2: nobody may overwrite the tiles (next phase) while a
         // slower thread of the block is still reading them.
         __syncthreads();
+        // LAB }
     }
     // Only now may threads outside the matrix drop out: had they returned
     // early, they would have missed the barriers that the others wait at.

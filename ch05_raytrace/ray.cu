@@ -58,6 +58,7 @@ __global__ void render(int count, unsigned char* ptr, int dim, bool divergent) {
 
     float r = 0, g = 0, b = 0;  // black where nothing is hit
     float maxz = -INF;
+    // LAB ch05.nearest-hit {
     for (int k = 0; k < count; k++) {
         int i = (first + k < count) ? first + k : first + k - count;
         float n;
@@ -69,6 +70,7 @@ __global__ void render(int count, unsigned char* ptr, int dim, bool divergent) {
             maxz = t;
         }
     }
+    // LAB }
     ptr[offset * 4 + 0] = (unsigned char)(int)(r * 255);
     ptr[offset * 4 + 1] = (unsigned char)(int)(g * 255);
     ptr[offset * 4 + 2] = (unsigned char)(int)(b * 255);
@@ -101,7 +103,9 @@ double render_end_to_end(const std::vector<Sphere>& spheres, CPUBitmap& bitmap, 
     // Poison: 0x7F is grey with alpha 127, which no pixel of the kernel has, so
     // a pixel it missed shows. (0xFF would not do: alpha 255 is a real pixel's.)
     HANDLE_ERROR(cudaMemset(dev_bitmap, 0x7F, bitmap.image_size()));
+    // LAB ch05.constant-copy {
     if (count > 0) HANDLE_ERROR(cudaMemcpyToSymbol(s, spheres.data(), sizeof(Sphere) * count));
+    // LAB }
     auto launch = [&] { launch_render(count, dev_bitmap, bitmap.x, divergent); };
     launch();
     HANDLE_ERROR(

@@ -146,6 +146,7 @@ const char* MODE_NAMES[MODES] = {"default-sync", "one-stream", "depth-first", "b
 void run_mode(Pipeline& p, Mode mode) {
     if (p.record) HANDLE_ERROR(cudaEventRecord(p.events.origin, 0));
     if (mode == DEFAULT_SYNC || mode == ONE_STREAM || mode == DEPTH_FIRST) {
+        // LAB ch06.depth-first {
         for (int c = 0; c < p.chunks; c++) {
             bool synchronous = (mode == DEFAULT_SYNC);
             int s = (mode == DEPTH_FIRST) ? c % p.streams : 0;
@@ -153,12 +154,15 @@ void run_mode(Pipeline& p, Mode mode) {
             run_op(p, KERNEL, c, s, synchronous);
             run_op(p, D2H, c, s, synchronous);
         }
+        // LAB }
     } else {  // BREADTH_FIRST: a round of S chunks, one stage at a time
+        // LAB ch06.breadth-first {
         for (int first = 0; first < p.chunks; first += p.streams) {
             int last = std::min(first + p.streams, p.chunks);
             for (int op = H2D; op <= D2H; op++)
                 for (int c = first; c < last; c++) run_op(p, (Op)op, c, c % p.streams, false);
         }
+        // LAB }
     }
 }
 
