@@ -49,7 +49,7 @@ PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
 # The files with generated blocks and measured numbers (docs/ci.md is about CI, not results).
 FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_dot_product.md",
          "docs/ch04_matmul.md", "docs/ch05_raytrace.md", "docs/ch06_streams.md",
-         "docs/results-h200.md", "docs/answer-key.md"]
+         "docs/results-h200.md", "docs/instructors.md"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
 
 
