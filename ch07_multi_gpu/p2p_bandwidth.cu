@@ -76,6 +76,8 @@ long long measure_pairs(Buffers& b, int mode, int repeats, std::vector<std::vect
             for (int g : {s, d}) {
                 HANDLE_ERROR(cudaSetDevice(g));
                 HANDLE_ERROR(cudaMemset(b.dst[g], 0xFF, b.n * sizeof(float)));  // poison
+                // The streams are non-blocking: they do not wait for the default stream's memset.
+                HANDLE_ERROR(cudaDeviceSynchronize());
             }
             queue_copies(b, s, d, both);
             HANDLE_ERROR(cudaStreamSynchronize(b.streams[d]));
