@@ -37,7 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def load_programs():
     """Every run of the tour, from programs.json (the one list of the programs): chapter,
-    folder, program, what it teaches, default arguments, --quick arguments, needs a GPU."""
+    folder, program, what it teaches, default arguments, --quick arguments, needs a GPU,
+    and the GPUs the run needs (min_gpus, chapter 7; 1 when not given)."""
     with open(os.path.join(ROOT, "programs.json")) as f:
         manifest = json.load(f)
     folders = {c["chapter"]: c["folder"] for c in manifest["chapters"]}
@@ -45,7 +46,7 @@ def load_programs():
     for p in manifest["programs"]:
         for r in p["runs"]:
             runs.append((p["chapter"], folders[p["chapter"]], p["name"], r.get("teaches", p["teaches"]),
-                         r["args"], r["quick"], p["gpu"]))
+                         r["args"], r["quick"], p["gpu"], r.get("min_gpus", 1)))
     return runs
 
 
@@ -147,6 +148,18 @@ def build(build_dir, preset):
         return False
     log(f"[build] build done in {time.time() - started:.1f} s")
     return True
+
+
+def visible_gpus():
+    """How many GPUs nvidia-smi lists (CUDA_VISIBLE_DEVICES narrows it): chapter 7's runs
+    that need several are skipped, with the reason, on a machine with fewer."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return 0
+    result = run([smi, "-L"])
+    count = sum(1 for line in result.stdout.splitlines() if line.startswith("GPU "))
+    chosen = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return count if chosen is None else min(count, len([c for c in chosen.split(",") if c.strip()]))
 
 
 def parse_records(stdout):
@@ -413,12 +426,17 @@ def main():
         log(f"           {detail}")
 
     runs = []
-    for i, (chapter, folder, program, teaches, args, quick_args, needs_gpu) in enumerate(selected, 1):
+    visible = visible_gpus()
+    for i, (chapter, folder, program, teaches, args, quick_args, needs_gpu, min_gpus) in enumerate(
+            selected, 1):
         binary = os.path.join(build_dir, folder, program)
         use_args = [a.replace("{results}", results) for a in (quick_args if opts.quick else args)]
         name = f"ch{chapter:02d} {program} {' '.join(use_args)}".strip()
         log_name = f"{len(runs) + 1:02d}-{program}.txt"
-        if not os.path.exists(binary):
+        if gpu and min_gpus > visible:
+            status, seconds, records, detail = "skipped", 0.0, [], \
+                f"needs {min_gpus} GPUs, {visible} visible"
+        elif not os.path.exists(binary):
             status, seconds, records, detail = "FAIL", 0.0, [], f"not built: {binary}"
         else:
             status, seconds, records, detail = run_program(binary, use_args, os.path.join(results, "logs", log_name))

@@ -1,0 +1,98 @@
+// Tests of ring_allreduce.cu: the ring against the CPU's sums, on 1 to 4 GPUs, at sizes
+// no chunking divides; the event order across repeated calls; NCCL on the same buffers.
+// Every value is a sum of random eighths: exact, so the comparison has no tolerance.
+#include "../../ch07_multi_gpu/ring_allreduce.cu"
+#include "multi_gpu_test.h"
+
+// The chunks cover 0 .. n-1 once, in order, whatever n and k (no GPU needed).
+TEST(RingChunks, CoverEveryElementOnce) {
+    for (int k : {1, 2, 3, 4, 8})
+        for (long long n : {1LL, 3LL, 63LL, 64LL, 65LL, 1000003LL}) {
+            long long next = 0;
+            for (int c = 0; c < k; ++c) {
+                Slice s = ring_chunk(n, k, c);
+                EXPECT_EQ(s.begin, next) << "k " << k << " n " << n << " chunk " << c;
+                EXPECT_EQ(s.begin % CHUNK_ALIGN == 0 || s.count == 0, true);
+                next = s.begin + s.count;
+            }
+            EXPECT_EQ(next, n) << "k " << k << " n " << n;
+        }
+}
+
+class RingTest : public GpuTest,
+                 public ::testing::WithParamInterface<std::tuple<int, long long>> {};
+
+// Ring of k GPUs, n floats each: every GPU ends with the sum, exactly.
+TEST_P(RingTest, MatchesTheCpu) {
+    int k = std::get<0>(GetParam());
+    long long n = std::get<1>(GetParam());
+    REQUIRE_GPUS(k);
+    Ring r = make_ring(k, n);
+    EXPECT_EQ(check_once(r, [&] { ring_allreduce(r); }), 0) << k << " GPUs, n = " << n;
+    free_ring(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RingTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4),
+                                            ::testing::Values(1LL, 5LL, 257LL, 100003LL,
+                                                              (1LL << 20) + 1)));
+
+class RingOrder : public GpuTest {};
+
+// Two all-reduces in a row, no host wait between: the second sums k copies of the first
+// result, so every value is k times the first sum (exact). A missing wait between the
+// calls, or between the steps, lets a GPU read a chunk before it is complete.
+TEST_F(RingOrder, TwoInARowGiveKTimesTheSum) {
+    int k = visible_gpus();
+    long long n = 3 * 1000003;
+    Ring r = make_ring(k, n);
+    fill_ring_inputs(r);
+    ring_allreduce(r);
+    ring_allreduce(r);
+    for (int g = 0; g < k; ++g) HANDLE_ERROR(cudaStreamSynchronize(r.streams[g]));
+    std::vector<float> expected = allreduce_expected_host(n, k), host(n);
+    for (float& e : expected) e *= k;
+    for (int g = 0; g < k; ++g) {
+        HANDLE_ERROR(cudaSetDevice(g));
+        HANDLE_ERROR(cudaMemcpy(host.data(), r.data[g], n * sizeof(float), cudaMemcpyDeviceToHost));
+        EXPECT_EQ(count_wrong(host.data(), expected, n), 0) << "GPU " << g << " of " << k;
+    }
+    free_ring(r);
+}
+
+// The check can fail: one value changed on the last GPU after the all-reduce is found.
+TEST_F(RingOrder, CheckerSeesOneWrongValue) {
+    int k = visible_gpus();
+    long long n = 1001;
+    Ring r = make_ring(k, n);
+    fill_ring_inputs(r);
+    ring_allreduce(r);
+    for (int g = 0; g < k; ++g) HANDLE_ERROR(cudaStreamSynchronize(r.streams[g]));
+    float wrong = 1000;
+    HANDLE_ERROR(cudaSetDevice(k - 1));
+    HANDLE_ERROR(cudaMemcpy(r.data[k - 1] + 500, &wrong, sizeof(float), cudaMemcpyHostToDevice));
+    EXPECT_EQ(count_allreduce_errors(r.data, n, k), 1);
+    free_ring(r);
+}
+
+// NCCL on the same buffers and streams gives the same sums.
+TEST_F(RingOrder, NcclMatchesTheCpu) {
+    int k = visible_gpus();
+    long long n = 100003;
+    nvls_off_unless_set();
+    Ring r = make_ring(k, n);
+    std::vector<ncclComm_t> comms(k);
+    HANDLE_NCCL(ncclCommInitAll(comms.data(), k, nullptr));
+    EXPECT_EQ(check_once(r, [&] { nccl_allreduce(r, comms); }), 0);
+    for (int g = 0; g < k; ++g) HANDLE_NCCL(ncclCommDestroy(comms[g]));
+    free_ring(r);
+}
+
+// The issue's size, 256 MiB per GPU plus an odd tail, on every visible GPU.
+TEST_F(RingOrder, LargeOnEveryGpu) {
+    int k = visible_gpus();
+    long long n = (1LL << 26) + 7;
+    Ring r = make_ring(k, n);
+    EXPECT_EQ(check_once(r, [&] { ring_allreduce(r); }), 0);
+    free_ring(r);
+}
