@@ -138,6 +138,10 @@ const char* USAGE =
 int main(int argc, char** argv) {
 #ifdef WITH_MPI
     MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0 && !std::freopen("/dev/null", "w", stdout))  // rank 0 reports for everyone
+        std::perror("/dev/null");
 #endif
     Args args(argc, argv, USAGE);
     long long max_mb = args.integer("--max-mb", 1024, 1, 16384);
@@ -153,15 +157,12 @@ int main(int argc, char** argv) {
     int nranks = 0;
 #ifdef WITH_MPI
     // One GPU per process: the rank's place among the ranks of its own node picks it.
-    int rank = 0, node_rank = 0, node_size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int node_rank = 0, node_size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &node_rank);
     MPI_Comm_size(node, &node_size);
-    if (rank != 0 && !std::freopen("/dev/null", "w", stdout))  // rank 0 reports for everyone
-        std::perror("/dev/null");
     use_gpus(args.program(), std::max(node_size, requested));  // exit 77 when too few
     ncclUniqueId id;
     if (rank == 0) HANDLE_NCCL(ncclGetUniqueId(&id));        // rank 0 invents the communicator's id
@@ -191,13 +192,15 @@ int main(int argc, char** argv) {
 #endif
                 std::getenv("NCCL_NVLS_ENABLE"));
     report.size("gpus", (long long)nranks);
-    std::vector<cudaStream_t> streams;
+    std::vector<cudaStream_t> streams;  // streams[j] belongs to GPU devices[j]
+    std::vector<int> devices;
     for (Member& m : members) {
         HANDLE_ERROR(cudaSetDevice(m.device));
         HANDLE_ERROR(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
         HANDLE_ERROR(cudaMalloc(&m.send, bytes));
         HANDLE_ERROR(cudaMalloc(&m.recv, bytes));
         streams.push_back(m.stream);
+        devices.push_back(m.device);
     }
 
     // 1. The sweep: 4 KiB, 16 KiB, ..., max-mb MiB.
@@ -206,7 +209,7 @@ int main(int argc, char** argv) {
         long long count = size / sizeof(float);
         wrong += check_allreduce(members, count, nranks);
         TimingStats t = time_on_gpus(
-            streams, [&] { nccl_allreduce(members, count); }, report.repeats());
+            streams, [&] { nccl_allreduce(members, count); }, report.repeats(), 2, devices);
         double bus = bus_bandwidth_gbs(size, nranks, t.median_ms);
         report.record("allreduce", ("ncclAllReduce " + size_text(size) + ", bus").c_str(), t, bus,
                       NAN, NAN, nullptr);

@@ -60,6 +60,30 @@ TEST_F(RingOrder, TwoInARowGiveKTimesTheSum) {
     free_ring(r);
 }
 
+// A GPU that runs late. Without the events between devices, two equally fast GPUs
+// finish each step at about the same moment and a missing wait rarely shows; here the
+// last GPU starts every step ~20 ms behind the others, so a GPU that copies its
+// neighbour's chunk without waiting for it copies a chunk not yet summed.
+__global__ void spin_for(long long ns) {
+    long long start = clock64(), cycles = ns * 2;  // at least ns at any clock up to 2 GHz
+    while (clock64() - start < cycles) __nanosleep(1000);
+}
+
+TEST_F(RingOrder, WaitsForASlowNeighbour) {
+    REQUIRE_GPUS(2);
+    int k = visible_gpus();
+    long long n = 1000003;
+    Ring r = make_ring(k, n);
+    fill_ring_inputs(r);
+    HANDLE_ERROR(cudaSetDevice(k - 1));
+    spin_for<<<1, 1, 0, r.streams[k - 1]>>>(20 * 1000 * 1000);
+    CHECK_LAUNCH();
+    ring_allreduce(r);
+    for (int g = 0; g < k; ++g) HANDLE_ERROR(cudaStreamSynchronize(r.streams[g]));
+    EXPECT_EQ(count_allreduce_errors(r.data, n, k), 0) << k << " GPUs, the last one late";
+    free_ring(r);
+}
+
 // The check can fail: one value changed on the last GPU after the all-reduce is found.
 TEST_F(RingOrder, CheckerSeesOneWrongValue) {
     int k = visible_gpus();
