@@ -155,10 +155,16 @@ def compile_gtest(args, m, tree, root):
     out = root / m["gtest"]
     words = [args.nvcc, "-std=c++17", "-O2", "-DCUDA_EXAMPLES_NO_MAIN", f"-I{tree}",
              f"-I{tree / 'tests'}"] + arch_flags(args.arch)
-    words += [f"-I{d}" for d in args.gtest_include if d]
+    words += [f"-I{d}" for arg in args.gtest_include for d in arg.split(":") if d]
     if source.suffix == ".cpp":
         words += ["-x", "cu"]
-    words += [str(source), "-o", str(out)] + args.gtest_lib + ["-lcublas", "-lpthread"]
+    # The libraries the program itself links (its standalone line's -l words: -lcublas,
+    # -lnccl, ...), which the test that includes it needs too.
+    program_source = tree / m["chapter"] / f"{m['program']}.cu"
+    if not program_source.exists():
+        program_source = program_source.with_suffix(".cpp")
+    libs = [w for w in standalone_line(program_source) if w.startswith("-l")]
+    words += [str(source), "-o", str(out)] + args.gtest_lib + libs + ["-lcublas", "-lpthread"]
     return run_build(words, tree, root / "compile-gtest.log"), out
 
 
