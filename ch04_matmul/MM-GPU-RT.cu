@@ -202,9 +202,9 @@ void launch_matmul_rt_tile(const float* dev_M, const float* dev_N, float* dev_P,
 }
 
 // The tile for this Width: 128 x 128, unless that gives fewer than two blocks
-// per multiprocessor of this GPU (then the small tile, four times as many
-// blocks). Returns the tile's side in rows, for the report.
-int tile_rows_rt(int Width) {
+// per multiprocessor of this GPU; then the small tile (64 x 64: four times as
+// many blocks).
+bool small_tile_rt(int Width) {
     static int sm_count = 0;  // asked once: it does not change
     if (sm_count == 0) {
         int device;
@@ -212,15 +212,15 @@ int tile_rows_rt(int Width) {
         HANDLE_ERROR(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
     }
     long long large_blocks = (long long)ceil_div(Width, 128) * ceil_div(Width, 128);
-    return large_blocks < 2LL * sm_count ? RT_SMALL_BM : 128;
+    return large_blocks < 2LL * sm_count;
 }
 
 // The launch shared by main() below and by tests/ch04_matmul.
 void launch_matmul_rt(const float* dev_M, const float* dev_N, float* dev_P, int Width) {
-    if (tile_rows_rt(Width) == 128)
-        launch_matmul_rt_tile<128, 128>(dev_M, dev_N, dev_P, Width);
-    else
+    if (small_tile_rt(Width))
         launch_matmul_rt_tile<RT_SMALL_BM, RT_SMALL_BN>(dev_M, dev_N, dev_P, Width);
+    else
+        launch_matmul_rt_tile<128, 128>(dev_M, dev_N, dev_P, Width);
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
@@ -245,7 +245,8 @@ int main(int argc, char** argv) {
     size_t bytes = run.bytes, guarded = run.guarded_bytes();  // P has a guard float
     // The host's memory is checked already, by read_matrix_run (at most 3/4 of the RAM).
     report.start(2 * bytes + guarded, 0);
-    int BM = tile_rows_rt(W), BN = BM == 128 ? 128 : RT_SMALL_BN;  // the tile for this Width
+    bool small = small_tile_rt(W);  // the tile for this Width
+    int BM = small ? RT_SMALL_BM : 128, BN = small ? RT_SMALL_BN : 128;
     long long blocks = (long long)ceil_div(W, BM) * ceil_div(W, BN);
     report_matrix_run(report, run).launch(blocks, threads_rt(BM, BN));
 

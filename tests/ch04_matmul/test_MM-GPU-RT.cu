@@ -94,37 +94,37 @@ static void rt_small(const float* M, const float* N, float* P, int W) {
     launch_matmul_rt_tile<RT_SMALL_BM, RT_SMALL_BN>(M, N, P, W);
 }
 
-TEST_F(MM_GPU_RT, LargeTileWidth1) {
+TEST_F(MM_GPU_RT, Tile128Width1) {
     EXPECT_PRODUCT_OK(1, rt_large);
 }
-TEST_F(MM_GPU_RT, LargeTileWidth33) {
+TEST_F(MM_GPU_RT, Tile128Width33) {
     EXPECT_PRODUCT_OK(33, rt_large);
 }
-TEST_F(MM_GPU_RT, LargeTileWidth129) {
+TEST_F(MM_GPU_RT, Tile128Width129) {
     EXPECT_PRODUCT_OK(129, rt_large);
 }
-TEST_F(MM_GPU_RT, LargeTileWidth130) {
+TEST_F(MM_GPU_RT, Tile128Width130) {
     EXPECT_PRODUCT_OK(130, rt_large);
 }
-TEST_F(MM_GPU_RT, LargeTileWidth260) {
+TEST_F(MM_GPU_RT, Tile128Width260) {
     EXPECT_PRODUCT_OK(260, rt_large);
 }
-TEST_F(MM_GPU_RT, LargeTileExactWidth1023) {
+TEST_F(MM_GPU_RT, Tile128ExactWidth1023) {
     EXPECT_PRODUCT_EXACT(1023, rt_large);
 }
-TEST_F(MM_GPU_RT, SmallTileWidth7) {
+TEST_F(MM_GPU_RT, Tile64Width7) {
     EXPECT_PRODUCT_OK(7, rt_small);
 }
-TEST_F(MM_GPU_RT, SmallTileWidth65) {
+TEST_F(MM_GPU_RT, Tile64Width65) {
     EXPECT_PRODUCT_OK(65, rt_small);
 }
-TEST_F(MM_GPU_RT, SmallTileWidth260) {
+TEST_F(MM_GPU_RT, Tile64Width260) {
     EXPECT_PRODUCT_OK(260, rt_small);
 }
-TEST_F(MM_GPU_RT, SmallTileExactWidth1023) {
+TEST_F(MM_GPU_RT, Tile64ExactWidth1023) {
     EXPECT_PRODUCT_EXACT(1023, rt_small);
 }
-TEST_F(MM_GPU_RT, LargeSmallTileExactWidth4097) {
+TEST_F(MM_GPU_RT, LargeTile64ExactWidth4097) {
     EXPECT_PRODUCT_EXACT(4097, rt_small);
 }
 
