@@ -46,6 +46,9 @@
 #ifndef RT_SMALL_BN
 #define RT_SMALL_BN 64
 #endif
+#ifndef RT_BLOCKS_PER_SM
+#define RT_BLOCKS_PER_SM 2  // fewer large tiles than this per multiprocessor: the small tile
+#endif
 const int BK = 8;  // the slice of Width that one step stages in shared memory
 const int TM = 8;  // rows of P per thread
 const int TN = 8;  // columns of P per thread
@@ -212,7 +215,7 @@ bool small_tile_rt(int Width) {
         HANDLE_ERROR(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
     }
     long long large_blocks = (long long)ceil_div(Width, 128) * ceil_div(Width, 128);
-    return large_blocks < 2LL * sm_count;
+    return large_blocks < (long long)RT_BLOCKS_PER_SM * sm_count;
 }
 
 // The launch shared by main() below and by tests/ch04_matmul.
