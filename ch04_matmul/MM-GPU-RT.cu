@@ -16,6 +16,12 @@
 //   each thread keeps its 8 x 8 sums in registers ("register tiling") and
 //   moves data 16 bytes at a time (float4: "wide loads").
 //
+// Large tiles are fast only when there are enough of them: at Width 1024,
+// 128 x 128 tiles make 64 blocks, and half of an H200's 132 multiprocessors
+// would sit idle. So the tile is a template parameter, and the launch picks a
+// 64 x 64 tile (64 threads, the same 8 x 8 sums each) whenever the large one
+// gives fewer than two blocks per multiprocessor.
+//
 // Any Width >= 1 works: slices that stick out of the matrix are zero-filled,
 // and the wide loads and stores fall back to single floats at the edges and
 // whenever Width is not a multiple of 4 (a float4 must sit on 16 bytes).
@@ -32,12 +38,24 @@
 #include "cublas_yardstick.h"
 #include "matrix.h"
 
-const int BM = 128;  // rows of P per block
-const int BN = 128;  // columns of P per block
-const int BK = 8;    // the slice of Width that one step stages in shared memory
-const int TM = 8;    // rows of P per thread
-const int TN = 8;    // columns of P per thread
-const int THREADS_PER_BLOCK = (BM / TM) * (BN / TN);  // 16 x 16 = 256
+// The tiles: BM x BN of P per block (a template parameter of the kernel,
+// 128 x 128 or, at small Widths, RT_SMALL_BM x RT_SMALL_BN), TM x TN per thread.
+#ifndef RT_SMALL_BM
+#define RT_SMALL_BM 64
+#endif
+#ifndef RT_SMALL_BN
+#define RT_SMALL_BN 64
+#endif
+#ifndef RT_BLOCKS_PER_SM
+#define RT_BLOCKS_PER_SM 2  // fewer large tiles than this per multiprocessor: the small tile
+#endif
+const int BK = 8;  // the slice of Width that one step stages in shared memory
+const int TM = 8;  // rows of P per thread
+const int TN = 8;  // columns of P per thread
+// The threads of a block: one per TM x TN patch, (128 / 8) x (128 / 8) = 256.
+__host__ __device__ constexpr int threads_rt(int BM, int BN) {
+    return (BM / TM) * (BN / TN);
+}
 
 // Four consecutive floats A[row][col..col+3] of a W x W matrix, as one float4;
 // zeros for any of them outside the matrix. The single 16-byte load is used
@@ -68,10 +86,17 @@ __device__ void store4(float* A, int row, int col, int W, float4 v) {
     if (col + 3 < W) A[row * W + col + 3] = v.w;
 }
 
-// __launch_bounds__ promises at most THREADS_PER_BLOCK threads per block, so the
+// __launch_bounds__ promises at most threads_rt(BM, BN) threads per block, so the
 // compiler may give each thread up to 255 registers -- it needs 64 for the sums.
-__global__ void __launch_bounds__(THREADS_PER_BLOCK)
+template <int BM, int BN>
+__global__ void __launch_bounds__(threads_rt(BM, BN))
     matmul_rt(const float* M, const float* N, float* P, int W) {
+    const int THREADS = threads_rt(BM, BN);
+    const int M_LOADS = BM * BK / 4 / THREADS;  // float4s of each slice per thread:
+    const int N_LOADS = BK * BN / 4 / THREADS;  // 1 each with 128 x 128 tiles
+    static_assert(M_LOADS * THREADS == BM * BK / 4 && N_LOADS * THREADS == BK * BN / 4 &&
+                      M_LOADS >= 1 && N_LOADS >= 1,
+                  "every thread copies the same number of float4s of each slice");
     // The slice of M is stored transposed, Ms[k][row], so that the 8 numbers
     // of M a thread needs for one k are side by side and come in two float4
     // loads. Each row is padded by 4 floats so that the transposing stores of
@@ -83,48 +108,71 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK)
     int row0 = blockIdx.y * BM;  // this block's tile of P starts at (row0, col0)
     int col0 = blockIdx.x * BN;
 
-    // Who copies what: 256 threads, 256 float4s in each slice.
-    int m_row = t / 2, m_col = (t % 2) * 4;    // M slice: 128 rows x 2 float4s
-    int n_row = t / 32, n_col = (t % 32) * 4;  // N slice: 8 rows x 32 float4s
+    // Who copies what: float4 number c of a slice goes to thread c % THREADS
+    // (with 128 x 128 tiles: 256 threads, 256 float4s in each slice).
+    // M slice: BM rows x 2 float4s; N slice: 8 rows x BN / 4 float4s.
+    int m_row[M_LOADS], m_col[M_LOADS], n_row[N_LOADS], n_col[N_LOADS];
+#pragma unroll
+    for (int i = 0; i < M_LOADS; i++) {
+        m_row[i] = (t + i * THREADS) / 2;
+        m_col[i] = (t + i * THREADS) % 2 * 4;
+    }
+#pragma unroll
+    for (int i = 0; i < N_LOADS; i++) {
+        n_row[i] = (t + i * THREADS) / (BN / 4);
+        n_col[i] = (t + i * THREADS) % (BN / 4) * 4;
+    }
 
-    // Which outputs are mine: 16 x 16 threads, each owning rows
-    // ty*4..ty*4+3 and 64+ty*4..64+ty*4+3 of the tile, and the same pattern of
-    // columns with tx. Splitting the 8 into two groups of 4, 64 apart, lets
-    // the 8 threads that share a float4 load from shared memory read 128
-    // consecutive bytes: no two of them in the same bank.
-    int tx = t % 16, ty = t / 16;
+    // Which outputs are mine: 16 x 16 threads (with 128 x 128 tiles), each
+    // owning rows ty*4..ty*4+3 and 64+ty*4..64+ty*4+3 of the tile, and the
+    // same pattern of columns with tx. Splitting the 8 into two groups of 4,
+    // half a tile apart, lets the 8 threads that share a float4 load from
+    // shared memory read 128 consecutive bytes: no two of them in the same bank.
+    int tx = t % (BN / TN), ty = t / (BN / TN);
 
     float sum[TM][TN] = {};  // 64 running sums, all in registers
 
     // Step 0's slices go straight to registers; the loop below then always
     // loads the NEXT slices while it computes with the current ones, so the
     // long wait for global memory overlaps with arithmetic.
-    float4 next_m = load4(M, row0 + m_row, m_col, W);
-    float4 next_n = load4(N, n_row, col0 + n_col, W);
+    float4 next_m[M_LOADS], next_n[N_LOADS];
+#pragma unroll
+    for (int i = 0; i < M_LOADS; i++) next_m[i] = load4(M, row0 + m_row[i], m_col[i], W);
+#pragma unroll
+    for (int i = 0; i < N_LOADS; i++) next_n[i] = load4(N, n_row[i], col0 + n_col[i], W);
 
     for (int k0 = 0; k0 < W; k0 += BK) {
         // Hand the slices over to shared memory (M transposed).
-        Ms[m_col + 0][m_row] = next_m.x;
-        Ms[m_col + 1][m_row] = next_m.y;
-        Ms[m_col + 2][m_row] = next_m.z;
-        Ms[m_col + 3][m_row] = next_m.w;
-        *reinterpret_cast<float4*>(&Ns[n_row][n_col]) = next_n;
+#pragma unroll
+        for (int i = 0; i < M_LOADS; i++) {
+            Ms[m_col[i] + 0][m_row[i]] = next_m[i].x;
+            Ms[m_col[i] + 1][m_row[i]] = next_m[i].y;
+            Ms[m_col[i] + 2][m_row[i]] = next_m[i].z;
+            Ms[m_col[i] + 3][m_row[i]] = next_m[i].w;
+        }
+#pragma unroll
+        for (int i = 0; i < N_LOADS; i++)
+            *reinterpret_cast<float4*>(&Ns[n_row[i]][n_col[i]]) = next_n[i];
         __syncthreads();  // the slices are complete
 
         // Start fetching the next slices; nothing waits for them until the
         // top of the next step.
         if (k0 + BK < W) {
-            next_m = load4(M, row0 + m_row, k0 + BK + m_col, W);
-            next_n = load4(N, k0 + BK + n_row, col0 + n_col, W);
+#pragma unroll
+            for (int i = 0; i < M_LOADS; i++)
+                next_m[i] = load4(M, row0 + m_row[i], k0 + BK + m_col[i], W);
+#pragma unroll
+            for (int i = 0; i < N_LOADS; i++)
+                next_n[i] = load4(N, k0 + BK + n_row[i], col0 + n_col[i], W);
         }
 
 #pragma unroll
         for (int k = 0; k < BK; k++) {
             // 8 numbers of M's column k and 8 of N's row k, into registers.
             float4 a_lo = *reinterpret_cast<const float4*>(&Ms[k][ty * 4]);
-            float4 a_hi = *reinterpret_cast<const float4*>(&Ms[k][64 + ty * 4]);
+            float4 a_hi = *reinterpret_cast<const float4*>(&Ms[k][BM / 2 + ty * 4]);
             float4 b_lo = *reinterpret_cast<const float4*>(&Ns[k][tx * 4]);
-            float4 b_hi = *reinterpret_cast<const float4*>(&Ns[k][64 + tx * 4]);
+            float4 b_hi = *reinterpret_cast<const float4*>(&Ns[k][BN / 2 + tx * 4]);
             float a[TM] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
             float b[TN] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
             // The outer product: 64 multiply-adds from 16 loaded numbers.
@@ -140,19 +188,42 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK)
     // Write the 8 x 8 sums back, four at a time.
 #pragma unroll
     for (int i = 0; i < TM; i++) {
-        int row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
+        int row = row0 + (i < 4 ? ty * 4 + i : BM / 2 + ty * 4 + (i - 4));
         store4(P, row, col0 + tx * 4, W, make_float4(sum[i][0], sum[i][1], sum[i][2], sum[i][3]));
-        store4(P, row, col0 + 64 + tx * 4, W,
+        store4(P, row, col0 + BN / 2 + tx * 4, W,
                make_float4(sum[i][4], sum[i][5], sum[i][6], sum[i][7]));
     }
 }
 
-// The launch shared by main() below and by tests/ch04_matmul: a 1D block of
-// 256 threads per 128 x 128 tile of P, the grid rounded up.
-void launch_matmul_rt(const float* dev_M, const float* dev_N, float* dev_P, int Width) {
+// One launch of the kernel with a BM x BN tile: a 1D block of threads_rt(BM, BN)
+// threads per tile of P, the grid rounded up.
+template <int BM, int BN>
+void launch_matmul_rt_tile(const float* dev_M, const float* dev_N, float* dev_P, int Width) {
     dim3 blocks(ceil_div(Width, BN), ceil_div(Width, BM));
-    matmul_rt<<<blocks, THREADS_PER_BLOCK>>>(dev_M, dev_N, dev_P, Width);
+    matmul_rt<BM, BN><<<blocks, threads_rt(BM, BN)>>>(dev_M, dev_N, dev_P, Width);
     CHECK_LAUNCH();
+}
+
+// The tile for this Width: 128 x 128, unless that gives fewer than two blocks
+// per multiprocessor of this GPU; then the small tile (64 x 64: four times as
+// many blocks).
+bool small_tile_rt(int Width) {
+    static int sm_count = 0;  // asked once: it does not change
+    if (sm_count == 0) {
+        int device;
+        HANDLE_ERROR(cudaGetDevice(&device));
+        HANDLE_ERROR(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+    }
+    long long large_blocks = (long long)ceil_div(Width, 128) * ceil_div(Width, 128);
+    return large_blocks < (long long)RT_BLOCKS_PER_SM * sm_count;
+}
+
+// The launch shared by main() below and by tests/ch04_matmul.
+void launch_matmul_rt(const float* dev_M, const float* dev_N, float* dev_P, int Width) {
+    if (small_tile_rt(Width))
+        launch_matmul_rt_tile<RT_SMALL_BM, RT_SMALL_BN>(dev_M, dev_N, dev_P, Width);
+    else
+        launch_matmul_rt_tile<128, 128>(dev_M, dev_N, dev_P, Width);
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
@@ -177,8 +248,10 @@ int main(int argc, char** argv) {
     size_t bytes = run.bytes, guarded = run.guarded_bytes();  // P has a guard float
     // The host's memory is checked already, by read_matrix_run (at most 3/4 of the RAM).
     report.start(2 * bytes + guarded, 0);
-    long long grid = ceil_div(W, BM);  // blocks in x and in y (BM = BN)
-    report_matrix_run(report, run).launch(grid * grid, THREADS_PER_BLOCK);
+    bool small = small_tile_rt(W);  // the tile for this Width
+    int BM = small ? RT_SMALL_BM : 128, BN = small ? RT_SMALL_BN : 128;
+    long long blocks = (long long)ceil_div(W, BM) * ceil_div(W, BN);
+    report_matrix_run(report, run).launch(blocks, threads_rt(BM, BN));
 
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);

@@ -3,8 +3,9 @@
 // The GPU kernels of this chapter print their speed as a fraction of cuBLAS
 // at the same Width when run with --compare-cublas. This file times that
 // yardstick: the same cublasSgemm call that MM-cuBLAS.cu explains step by
-// step (strict FP32, and the row-major/column-major swap). Programs that
-// include it need -lcublas on their nvcc line.
+// step (strict FP32, and the row-major/column-major swap) -- or, for the
+// Tensor Core kernel, the same cublasGemmEx call as MM-cuBLAS --precision.
+// Programs that include it need -lcublas on their nvcc line.
 #pragma once
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "../common/handle_cublas.h"
 #include "../common/report.h"
 #include "../common/timer.h"
+#include "tensor_inputs.h"
 
 // Kernel-only time of cuBLAS computing P = M x N (row-major, W x W) into the
 // device buffer dev_P, after a warm-up; the median of `repeats` launches.
@@ -49,6 +51,43 @@ inline void report_cublas_yardstick(Report& report, bool compare, const float* d
             "of fp32\n",
             "cuBLAS SGEMM (yardstick)", t.median_ms, t.min_ms, t.max_ms, t.repeats, cublas_gflops,
             100 * cublas_gflops / report.device().peak_fp32_gflops());
+        std::printf("  the kernel runs at %.1f%% of cuBLAS\n", 100 * kernel_gflops / cublas_gflops);
+    }
+    report.extra("cublas_gflops", cublas_gflops);
+    report.extra("ratio_to_cublas", kernel_gflops / cublas_gflops);
+}
+
+// The Tensor Core yardstick (MM-GPU-TC --compare-cublas): cublasGemmEx on the
+// very inputs the kernel multiplies -- M and N already rounded to TF32, or
+// converted to BF16 -- with FP32 sums, in the default math mode that lets
+// cuBLAS use its Tensor Core kernels. Prints its rate and the kernel's share
+// of it; adds cublas_gflops and ratio_to_cublas to the record.
+inline void report_cublas_tc_yardstick(Report& report, bool compare, Precision precision,
+                                       const void* dev_A, const void* dev_B, float* dev_P, int W,
+                                       const TimingStats& kernel) {
+    double flops = 2.0 * W * (double)W * W;
+    double kernel_gflops = flops / (kernel.median_ms * 1e6), cublas_gflops = NAN;
+    if (compare) {
+        cublasHandle_t handle;
+        HANDLE_CUBLAS(cublasCreate(&handle));
+        cudaDataType input = precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+        cublasComputeType_t compute =
+            precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        const float one = 1.0f, zero = 0.0f;
+        // Column-major P^T = B^T x A^T is row-major P = A x B: pass B first.
+        TimingStats t = time_gpu(
+            [&] {
+                HANDLE_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, W, W, W, &one, dev_B,
+                                           input, W, dev_A, input, W, &zero, dev_P, CUDA_R_32F, W,
+                                           compute, CUBLAS_GEMM_DEFAULT));
+            },
+            report.repeats());
+        HANDLE_CUBLAS(cublasDestroy(handle));
+        cublas_gflops = flops / (t.median_ms * 1e6);
+        char label[64];
+        std::snprintf(label, sizeof label, "cuBLAS GemmEx %s (yardstick)",
+                      precision_name(precision));
+        print_timing(label, t, NAN, cublas_gflops, NAN, nullptr);
         std::printf("  the kernel runs at %.1f%% of cuBLAS\n", 100 * kernel_gflops / cublas_gflops);
     }
     report.extra("cublas_gflops", cublas_gflops);

@@ -51,6 +51,16 @@ inline void fill_random(float* M, int W, unsigned seed) {
     }
 }
 
+// Data for measuring rounding: uniform in [-1, 1], every bit of the float
+// used. The 1/8 grid above is exact in TF32 and BF16 too (3 significant bits),
+// so only data like this shows what a Tensor Core's rounded inputs cost
+// (MM-GPU-TC, MM-cuBLAS --precision; --data uniform).
+inline void fill_uniform(float* M, int W, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (size_t i = 0; i < (size_t)W * W; i++) M[i] = value(rng);
+}
+
 // Is every entry a multiple of 1/8 in [-1, 1]? Then (see fill_random) a
 // correct float product is exact, and the check allows no error at all.
 inline bool on_eighths_grid(const float* M, int W) {
@@ -129,10 +139,42 @@ inline void check_matrices_fit_on_host(const Args& args, int matrices, int W,
 //    which beats 2 W x 2^-24 for every W below 4096 (the default 1024
 //    included); a missing tile of 32 such terms, below about 23000. Larger
 //    Widths are checked properly with --data random.
+//  * Inputs rounded before they are multiplied (Tensor Cores, MM-GPU-TC: TF32
+//    or BF16, with unit roundoff u = 2^-11 or 2^-8; input_unit below): each
+//    rounded input is within u of its own size, so each product of two is
+//    within (1 + u)^2 - 1 = (2 + u) u of the exact product, and the sum of
+//    them within (2 + u) u of sum_k |M[y][k] * N[k][x]|: that is added to the
+//    tolerance of the float sum. (On the 1/8 grid nothing is rounded: 3
+//    significant bits fit in TF32's 11 and BF16's 8, so it stays exact.)
+//    This bound holds for any data, but it is loose: errors of random sign
+//    mostly cancel, and a correct BF16 result is some 20 times inside it at
+//    W = 4096, room enough to hide a wrong precision. So rounded results also
+//    face a second, statistical test, below (check_frobenius).
 const double FLOAT_UNIT = 1.0 / 16777216.0;  // 2^-24
 
-inline double check_tolerance(int W, bool exact) {
-    return exact ? 0.0 : 2.0 * W * FLOAT_UNIT;
+inline double check_tolerance(int W, bool exact, double input_unit = 0) {
+    return exact ? 0.0 : 2.0 * W * FLOAT_UNIT + (2.0 + input_unit) * input_unit;
+}
+
+// The statistical test of a result computed from rounded inputs: its error
+// over all the checked elements together, in the relative Frobenius norm
+// ||P - exact|| / ||exact|| (the root of the summed squares). Rounding an input
+// x to unit roundoff u moves it by at most u |x|, on average by about u |x| / 2,
+// in either direction. An element of P = sum_k m_k n_k then moves by
+// sum_k (dm_k n_k + m_k dn_k): 2W small errors of random sign, which add up
+// like a random walk, to about sqrt(2/3) u ~ 0.8 u of the element's typical
+// size on zero-mean data, at ANY Width (W terms grow the sum and its error
+// alike); near 0.6 u on uniform data, measured on the CPU (tests/ch04_matmul/
+// test_matrix.cpp, with the roundings emulated). We allow 2 u: a correct
+// result passes by a factor of 3, and TF32 inputs rounded to BF16 (8 times
+// the error) or one of the checked elements wrong by its own size do not. (A
+// wrong element elsewhere is for the exact check to find, on the 1/8 grid:
+// Freivalds' test with no tolerance.) It assumes what random or measured data gives: errors
+// that do not line up. Data built so that its terms cancel (sum_k |m_k n_k|
+// far above |P|) could fail it, which is why the element test keeps the
+// worst-case bound; with input_unit = 0 (FP32 inputs) it is not applied.
+inline double frobenius_tolerance(double input_unit) {
+    return input_unit > 0 ? 2.0 * input_unit : INFINITY;
 }
 
 // Which elements are looked at:
@@ -160,7 +202,18 @@ struct CheckResult {
     long long rows_wrong = 0;  // rows where P v and M (N v) disagree
     int first_wrong_row = -1;
     bool wrote_past_end = false;  // the guard float after P changed (check_guard)
-    bool passed() const { return wrong == 0 && rows_wrong == 0 && !wrote_past_end; }
+    // The relative Frobenius error over the checked elements (see frobenius_tolerance).
+    double input_unit = 0;  // unit roundoff of the inputs; 0: FP32, no rounding
+    double error_squared = 0, exact_squared = 0;  // sum of (got - exact)^2, of exact^2
+    double relative_error() const {
+        return std::sqrt(error_squared) / (exact_squared > 0 ? std::sqrt(exact_squared) : 1.0);
+    }
+    bool frobenius_passed() const {
+        return relative_error() <= frobenius_tolerance(input_unit);  // NaN fails
+    }
+    bool passed() const {
+        return wrong == 0 && rows_wrong == 0 && !wrote_past_end && frobenius_passed();
+    }
 };
 
 // One element: got (the float result) against sum (its value in double) and
@@ -168,6 +221,8 @@ struct CheckResult {
 inline void check_element(double got, double sum, double magnitude, int y, int x, CheckResult* r) {
     double error = std::fabs(got - sum) / (magnitude > 0 ? magnitude : 1.0);
     r->checked++;
+    r->error_squared += (got - sum) * (got - sum);
+    r->exact_squared += sum * sum;
     if (!(error <= r->tolerance)) r->wrong++;  // written so that NaN is wrong
     if (!(error <= r->worst)) {
         r->worst = std::isnan(error) ? INFINITY : error;
@@ -269,11 +324,15 @@ inline std::vector<int> lines_to_check(int W, std::mt19937& rng) {
     return lines;
 }
 
+// input_unit: the unit roundoff of the inputs the product was computed from
+// (TF32 2^-11, BF16 2^-8; 0 for FP32). M and N are always the unrounded inputs:
+// the check measures the error of the whole computation, rounding included.
 inline CheckResult check_product(const float* M, const float* N, const float* P, int W,
-                                 unsigned seed = 7) {
+                                 unsigned seed = 7, double input_unit = 0) {
     CheckResult r;
     r.exact = on_eighths_grid(M, W) && on_eighths_grid(N, W);
-    r.tolerance = check_tolerance(W, r.exact);
+    r.tolerance = check_tolerance(W, r.exact, input_unit);
+    r.input_unit = input_unit;
     std::mt19937 rng(seed);
     check_rows(M, N, P, W, lines_to_check(W, rng), &r);
     check_columns(M, N, P, W, lines_to_check(W, rng), &r);
@@ -312,8 +371,23 @@ inline std::string describe(const CheckResult& r) {
                       "error %.2e <= %.1e, and all %d rows by Freivalds' test",
                       r.checked, r.worst, r.tolerance, r.rows);
     std::string result = text;
+    if (r.input_unit > 0) {
+        std::snprintf(text, sizeof text,
+                      "; relative Frobenius error of the checked elements %.2e, %s %.1e (2 u)",
+                      r.relative_error(), r.frobenius_passed() ? "<=" : "ABOVE",
+                      frobenius_tolerance(r.input_unit));
+        result += text;
+    }
     if (r.wrote_past_end) result += "; but the kernel wrote past the end of P (its guard changed)";
     return result;
+}
+
+// The error of the result, measured: printed, and added to the record as
+// relative_error (the handout's table of TF32 and BF16 errors comes from it).
+inline void report_relative_error(Report& report, const CheckResult& check) {
+    std::printf("  %-34s %9.2e (relative Frobenius norm, %lld elements against double)\n",
+                "error of P", check.relative_error(), check.checked);
+    report.extra("relative_error", check.relative_error());
 }
 
 // ---------------------------------------------------------------------------
@@ -325,7 +399,7 @@ inline std::string describe(const CheckResult& r) {
 // --repeats and --json and then refuses any option nobody read.
 struct MatrixRun {
     int W = 0;          // the matrices are W x W floats
-    std::string data;   // "random" (checked exactly) or "document" (the original's data)
+    std::string data;   // "random" (checked exactly), "document" (the original's) or "uniform"
     unsigned seed = 1;  // of the random data
     bool cpu = false;   // --cpu: also time MM-CPU's triple loop at this Width
     size_t bytes = 0;   // one matrix
@@ -342,13 +416,17 @@ struct MatrixRun {
 // wrong index shows. The original's data is checked only to within float
 // rounding of its large positive sums, which hides a wrong column a few
 // places off. MM-CPU keeps the original's data by default.
-inline MatrixRun read_matrix_run(Args& args, const char* default_data, bool gpu_program) {
+// uniform_allowed: the program also takes --data uniform (fill_uniform).
+inline MatrixRun read_matrix_run(Args& args, const char* default_data, bool gpu_program,
+                                 bool uniform_allowed = false) {
     MatrixRun run;
     run.W = (int)args.integer("--width", 1024, 1, MAX_WIDTH);
     run.data = args.text("--data", default_data);
     run.seed = (unsigned)args.integer("--seed", 1, 0, 4294967295LL);
     run.cpu = gpu_program && args.flag("--cpu");
-    if (run.data != "document" && run.data != "random")
+    if (uniform_allowed && run.data != "document" && run.data != "random" && run.data != "uniform")
+        args.fail("--data must be 'document', 'random' or 'uniform'");
+    if (!uniform_allowed && run.data != "document" && run.data != "random")
         args.fail("--data must be 'document' or 'random'");
     run.bytes = checked_bytes(args, (long long)run.W * run.W, sizeof(float), 1);
     check_matrices_fit_on_host(args, run.cpu ? 4 : 3, run.W);
@@ -360,6 +438,9 @@ inline void fill_inputs(float* M, float* N, const MatrixRun& run) {
     if (run.data == "document") {
         fill_document(M, run.W);
         fill_document(N, run.W);
+    } else if (run.data == "uniform") {
+        fill_uniform(M, run.W, run.seed);
+        fill_uniform(N, run.W, run.seed + 1);
     } else {
         fill_random(M, run.W, run.seed);
         fill_random(N, run.W, run.seed + 1);

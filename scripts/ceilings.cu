@@ -5,6 +5,8 @@
 // examples (events, warm-up, median of repeats):
 //   d2d-copy     device-to-device cudaMemcpy, bytes read + written  (memory)
 //   sgemm-fp32   cublasSgemm, strict FP32 (no TF32)                 (arithmetic)
+//   gemm-tf32    cublasGemmEx, TF32 inputs on the Tensor Cores, FP32 sums  (compute
+//   gemm-bf16    cublasGemmEx, BF16 inputs, FP32 sums               capability 8.0+)
 //   h2d-pinned   host-to-device copy from page-locked memory        (the link)
 //   d2h-pinned   device-to-host copy into page-locked memory        (the link)
 //
@@ -12,7 +14,7 @@
 // did not copy, or on a product that is wrong, would make every figure of the
 // tour wrong. So the device-to-device copy is compared word for word, the two
 // link copies make a round trip of a byte pattern that is compared byte for
-// byte, and 16 entries of the SGEMM result (corners included) are compared
+// byte, and 16 entries of each GEMM result (corners included) are compared
 // with dot products done in double on the CPU. Rates are never judged: the
 // theoretical peaks come from attributes that some boards under-report (GPU
 // Boost runs above the rated clock), so "faster than the peak" could fail a
@@ -30,12 +32,19 @@
 #include "../common/handle_error.h"
 #include "../common/report.h"
 #include "../common/timer.h"
+#include <cuda_bf16.h>
 
 __global__ void fill(float* x, size_t n, float scale) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
         x[i] = scale * (float)((i * 2654435761u) % 1000) / 1000.0f -
                0.5f;  // not zeros: zeros run faster
+}
+
+__global__ void to_bf16(const float* x, __nv_bfloat16* y, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        y[i] = __float2bfloat16_rn(x[i]);
 }
 
 // Adds to *count the number of 32-bit words in which x and y differ.
@@ -70,9 +79,14 @@ unsigned long long device_words_differ(const void* x, const void* y, size_t byte
 // within gamma_n * sum |A(i,k) B(k,j)| of the exact value, gamma_n = n u / (1 - n u)
 // with u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1);
 // an entry further away (or NaN, the poison) is wrong, not rounded.
-int sgemm_entries_wrong(const float* a, const float* b, const float* c, int n, int samples) {
+// input_unit: for a product of inputs rounded before they were multiplied
+// (TF32, BF16), each product of two may be off by (2 + input_unit) input_unit
+// of its size besides: that is added to the bound; a and b are the unrounded inputs.
+int sgemm_entries_wrong(const float* a, const float* b, const float* c, int n, int samples,
+                        double input_unit = 0) {
     std::vector<float> row(n), column(n);
-    const double u = std::ldexp(1.0, -24), gamma = n * u / (1 - n * u);
+    const double u = std::ldexp(1.0, -24);
+    const double gamma = n * u / (1 - n * u) + (2 + input_unit) * input_unit;
     unsigned long long state = 12345;  // a small LCG picks the entries after the corners
     int wrong = 0;
     for (int s = 0; s < samples; s++) {
@@ -222,6 +236,52 @@ int main(int argc, char** argv) {
                          .add("entries_checked", samples)
                          .add("entries_wrong", gemm_wrong));
 
+    // The Tensor Cores (compute capability 8.0 and newer): the same product with
+    // TF32 inputs (cuBLAS rounds the floats itself; it may truncate, so the check
+    // allows a whole TF32 place, 2^-10) and with BF16 inputs (converted once,
+    // outside the timing, rounded to nearest: 2^-8), FP32 sums; the default math
+    // mode, which the pedantic one above would forbid. These are the ceilings of
+    // MM-GPU-TC's rows in the tour (results.json: ceilings "tf32" and "bf16").
+    int tc_wrong = 0;
+    if (dev.cc_major >= 8) {
+        HANDLE_CUBLAS(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+        __nv_bfloat16 *a16, *b16;
+        HANDLE_ERROR(cudaMalloc((void**)&a16, (size_t)n * n * sizeof(__nv_bfloat16)));
+        HANDLE_ERROR(cudaMalloc((void**)&b16, (size_t)n * n * sizeof(__nv_bfloat16)));
+        to_bf16<<<1024, 256>>>(a, a16, (size_t)n * n);
+        CHECK_LAUNCH();
+        to_bf16<<<1024, 256>>>(b, b16, (size_t)n * n);
+        CHECK_LAUNCH();
+        const char* names[2] = {"gemm-tf32", "gemm-bf16"};
+        const char* labels[2] = {"cuBLAS GEMM, TF32 inputs", "cuBLAS GEMM, BF16 inputs"};
+        for (int p = 0; p < 2; p++) {
+            bool bf16 = p == 1;
+            HANDLE_ERROR(cudaMemset(c, 0xFF, matrix_bytes));  // the poison again
+            cudaDataType type = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+            const void* x = bf16 ? (const void*)a16 : (const void*)a;
+            const void* y = bf16 ? (const void*)b16 : (const void*)b;
+            cublasComputeType_t compute = bf16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+            TimingStats t = time_gpu(
+                [&] {
+                    HANDLE_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, x,
+                                               type, n, y, type, n, &zero, c, CUDA_R_32F, n,
+                                               compute, CUBLAS_GEMM_DEFAULT));
+                },
+                quick ? 5 : 10);
+            int wrong = sgemm_entries_wrong(a, b, c, n, samples, std::ldexp(1.0, bf16 ? -8 : -10));
+            tc_wrong += wrong;
+            double gflops = 2.0 * n * n * (double)n / (t.median_ms * 1e6);
+            print_timing(labels[p], t, NAN, gflops, NAN, nullptr);
+            print_json(json, measurement_against("ceilings", names[p], dev, t, NAN, gflops, NAN,
+                                                 nullptr, wrong ? "FAIL" : "PASS")
+                                 .add("size", size)
+                                 .add("entries_checked", samples)
+                                 .add("entries_wrong", wrong));
+        }
+        HANDLE_ERROR(cudaFree(a16));
+        HANDLE_ERROR(cudaFree(b16));
+    }
+
     HANDLE_CUBLAS(cublasDestroy(handle));
     HANDLE_ERROR(cudaFree(a));
     HANDLE_ERROR(cudaFree(b));
@@ -231,8 +291,10 @@ int main(int argc, char** argv) {
 
     char detail[200];
     std::snprintf(detail, sizeof detail,
-                  "device copy: %llu wrong words; link round trip: %s; SGEMM: %d of %d wrong",
-                  copy_wrong, link_ok ? "every byte back" : "bytes changed", gemm_wrong, samples);
-    return verdict(copy_wrong == 0 && link_ok && gemm_wrong == 0, detail);
+                  "device copy: %llu wrong words; link round trip: %s; SGEMM: %d of %d wrong; "
+                  "TF32 and BF16 GEMM: %d wrong",
+                  copy_wrong, link_ok ? "every byte back" : "bytes changed", gemm_wrong, samples,
+                  tc_wrong);
+    return verdict(copy_wrong == 0 && link_ok && gemm_wrong == 0 && tc_wrong == 0, detail);
 }
 #endif

@@ -200,6 +200,8 @@ def ceiling_values(records):
                 ceilings["dram"] = r["gbps"]
             elif r["variant"] == "sgemm-fp32":
                 ceilings["fp32"] = r["gflops"]
+            elif r["variant"] in ("gemm-tf32", "gemm-bf16"):  # cuBLAS on the Tensor Cores
+                ceilings[r["variant"][-4:]] = r["gflops"]
             elif r["variant"] == "h2d-pinned":
                 ceilings["h2d"] = r["gbps"]
             elif r["variant"] == "d2h-pinned":
@@ -252,6 +254,8 @@ def summary_rows(runs, ceilings):
             direction = r.get("direction") or r.get("variant", "")[-3:]
             if r.get("gflops") is not None:
                 rate, unit, ceiling_kind = r["gflops"], "GFLOP/s", "fp32"
+                if r.get("variant", "")[-4:] in ("tf32", "bf16"):  # Tensor Cores: cuBLAS at that precision
+                    ceiling_kind = r["variant"][-4:]
             elif r.get("gbps") is not None:
                 rate, unit = r["gbps"], "GB/s"
                 if direction in ("h2d", "d2h"):
@@ -461,7 +465,9 @@ def main():
     if ceilings.get("dram"):
         log(f"measured ceilings: device-to-device copy {ceilings['dram']:.0f} GB/s, cuBLAS FP32 "
             f"{ceilings.get('fp32', 0):.0f} GFLOP/s, pinned host->device {ceilings.get('h2d', 0):.1f} GB/s, "
-            f"device->host {ceilings.get('d2h', 0):.1f} GB/s")
+            f"device->host {ceilings.get('d2h', 0):.1f} GB/s" +
+            (f", cuBLAS TF32 {ceilings['tf32']:.0f} and BF16 {ceilings.get('bf16', 0):.0f} GFLOP/s"
+             if ceilings.get("tf32") else ""))
     log(table(rows, SUMMARY_COLUMNS))
     doc_columns = [("the documents (Tesla C2075)", lambda r: r["what"]),
                    ("their ms", lambda r: fmt(r["document_ms"], ".6g")),

@@ -1,6 +1,7 @@
-// Tests of MM-GPU-RT: the register-tiled kernel. Its 128 x 128 block tiles,
-// 8-wide k slices and float4 loads each have an edge case: Widths below,
-// at and just past them, and Widths that are not multiples of 4 (no float4).
+// Tests of MM-GPU-RT: the register-tiled kernel. Its block tiles (128 x 128,
+// or 64 x 64 at the Widths where the large ones would leave multiprocessors
+// idle), 8-wide k slices and float4 loads each have an edge case: Widths
+// below, at and just past them, and Widths that are not multiples of 4.
 #include "../../ch04_matmul/MM-GPU-RT.cu"
 #include "matmul_check.h"
 
@@ -83,12 +84,56 @@ TEST_F(MM_GPU_RT, LargeExactWidth8193) {
     EXPECT_PRODUCT_EXACT(8193, rt);
 }
 
+// The large tile (128 x 128) at every Width, whatever the launch would pick
+// on this GPU (it picks the small one below about 2 x 128 x sqrt(SMs)).
+static void rt_large(const float* M, const float* N, float* P, int W) {
+    launch_matmul_rt_tile<128, 128>(M, N, P, W);
+}
+// The small tile, also past the Widths where the launch picks it.
+static void rt_small(const float* M, const float* N, float* P, int W) {
+    launch_matmul_rt_tile<RT_SMALL_BM, RT_SMALL_BN>(M, N, P, W);
+}
+
+TEST_F(MM_GPU_RT, Tile128Width1) {
+    EXPECT_PRODUCT_OK(1, rt_large);
+}
+TEST_F(MM_GPU_RT, Tile128Width33) {
+    EXPECT_PRODUCT_OK(33, rt_large);
+}
+TEST_F(MM_GPU_RT, Tile128Width129) {
+    EXPECT_PRODUCT_OK(129, rt_large);
+}
+TEST_F(MM_GPU_RT, Tile128Width130) {
+    EXPECT_PRODUCT_OK(130, rt_large);
+}
+TEST_F(MM_GPU_RT, Tile128Width260) {
+    EXPECT_PRODUCT_OK(260, rt_large);
+}
+TEST_F(MM_GPU_RT, Tile128ExactWidth1023) {
+    EXPECT_PRODUCT_EXACT(1023, rt_large);
+}
+TEST_F(MM_GPU_RT, Tile64Width7) {
+    EXPECT_PRODUCT_OK(7, rt_small);
+}
+TEST_F(MM_GPU_RT, Tile64Width65) {
+    EXPECT_PRODUCT_OK(65, rt_small);
+}
+TEST_F(MM_GPU_RT, Tile64Width260) {
+    EXPECT_PRODUCT_OK(260, rt_small);
+}
+TEST_F(MM_GPU_RT, Tile64ExactWidth1023) {
+    EXPECT_PRODUCT_EXACT(1023, rt_small);
+}
+TEST_F(MM_GPU_RT, LargeTile64ExactWidth4097) {
+    EXPECT_PRODUCT_EXACT(4097, rt_small);
+}
+
 // The checker must be able to fail: a grid one block short in x leaves
 // the last 128 columns of P unwritten.
 TEST_F(MM_GPU_RT, CheckerCatchesAMissingColumnOfBlocks) {
     auto short_grid = [](const float* M, const float* N, float* P, int W) {
-        matmul_rt<<<dim3((W + BN - 1) / BN - 1, (W + BM - 1) / BM), THREADS_PER_BLOCK>>>(M, N, P,
-                                                                                         W);
+        matmul_rt<128, 128>
+            <<<dim3(ceil_div(W, 128) - 1, ceil_div(W, 128)), threads_rt(128, 128)>>>(M, N, P, W);
         CHECK_LAUNCH();
     };
     double error = matmul_error(256, short_grid);

@@ -368,3 +368,121 @@ TEST(MatrixRun, RefusesWhatTheChapterDoesNotAllow) {
     EXPECT_EXIT(run_of({"--cpu"}, "document", false), ::testing::ExitedWithCode(2),
                 "unknown option '--cpu'");  // MM-CPU has no --cpu: it is the CPU run
 }
+
+// ---------------------------------------------------------------------------
+// The check of results computed from rounded inputs (MM-GPU-TC, MM-cuBLAS
+// --precision): the tolerances of check_tolerance and frobenius_tolerance,
+// proved without a GPU. The Tensor Cores' arithmetic is emulated: the inputs
+// rounded as the GPU rounds them (written here independently of
+// ch04_matmul/tensor_inputs.h), products and sums in double (closer than FP32
+// sums: the FP32 part of the error is some 100 times below the rounding's).
+
+static float to_tf32(float x) {  // 10 mantissa bits, to nearest, ties away (cvt.rna)
+    double scale = std::ldexp(1.0, 10 - std::ilogb(x));  // one TF32 ulp becomes 1
+    return x == 0 ? x : (float)(std::round(x * scale) / scale);
+}
+static float to_bf16(float x) {  // 7 mantissa bits, to nearest, ties to even
+    double scale = std::ldexp(1.0, 7 - std::ilogb(x));
+    return x == 0 ? x : (float)(std::nearbyint(x * scale) / scale);
+}
+static float to_fewer_bits(float x, int bits) {  // any width: a precision too short
+    double scale = std::ldexp(1.0, bits - std::ilogb(x));
+    return x == 0 ? x : (float)(std::nearbyint(x * scale) / scale);
+}
+
+// P = round(M) x round(N), the rounding given as a function.
+template <typename Round>
+static std::vector<float> rounded_product(const std::vector<float>& M, const std::vector<float>& N,
+                                          int W, Round round) {
+    std::vector<float> A(M.size()), B(N.size()), P(M.size());
+    for (size_t i = 0; i < M.size(); i++) A[i] = round(M[i]), B[i] = round(N[i]);
+    std::vector<double> row(W);
+    for (int y = 0; y < W; y++) {
+        std::fill(row.begin(), row.end(), 0.0);
+        for (int k = 0; k < W; k++)
+            for (int x = 0; x < W; x++)
+                row[x] += (double)A[(size_t)y * W + k] * B[(size_t)k * W + x];
+        for (int x = 0; x < W; x++) P[(size_t)y * W + x] = (float)row[x];
+    }
+    return P;
+}
+
+struct UniformPair {
+    int W;
+    std::vector<float> M, N;
+    explicit UniformPair(int width) : W(width), M((size_t)W * W), N((size_t)W * W) {
+        fill_uniform(M.data(), W, 3);
+        fill_uniform(N.data(), W, 4);
+    }
+};
+
+const double TF32_UNIT = std::ldexp(1.0, -11), BF16_UNIT = std::ldexp(1.0, -8);
+
+TEST(RoundedInputs, EmulatedRoundingKeepsTheRightBits) {
+    EXPECT_EQ(to_tf32(1.0f + std::ldexp(1.0f, -10)), 1.0f + std::ldexp(1.0f, -10));  // kept
+    EXPECT_EQ(to_tf32(1.0f + std::ldexp(1.0f, -11)), 1.0f + std::ldexp(1.0f, -10));  // ties away
+    EXPECT_EQ(to_bf16(1.0f + std::ldexp(1.0f, -8)), 1.0f);                           // ties to even
+    EXPECT_EQ(to_bf16(-3.0f / 8), -3.0f / 8);  // the 1/8 grid is exact in both
+    EXPECT_EQ(to_tf32(7.0f / 8), 7.0f / 8);
+}
+
+// A correct TF32 or BF16 product passes, and its error is the one the
+// handout explains: about 0.6 u, well inside the 2 u that is allowed.
+TEST(RoundedInputs, CorrectTF32AndBF16ProductsPassWithTheExpectedError) {
+    UniformPair d(256);
+    for (double u : {TF32_UNIT, BF16_UNIT}) {
+        std::vector<float> P = rounded_product(d.M, d.N, d.W, u == TF32_UNIT ? to_tf32 : to_bf16);
+        CheckResult r = check_product(d.M.data(), d.N.data(), P.data(), d.W, 7, u);
+        EXPECT_TRUE(r.passed()) << describe(r);
+        EXPECT_FALSE(r.exact);
+        EXPECT_GT(r.relative_error(), 0.3 * u) << "the inputs were not rounded?";
+        EXPECT_LT(r.relative_error(), 1.0 * u);
+        // Without its allowance for the rounding, the FP32 check refuses it.
+        EXPECT_FALSE(check_product(d.M.data(), d.N.data(), P.data(), d.W).passed());
+    }
+}
+
+// A result that claims TF32 but has BF16's 7 bits (8 times the error) fails
+// the statistical test; the worst-case element bound alone would let it pass.
+// (One bit fewer, twice the error, would pass: the test is 3 times the
+// expected error wide, to be safe for a correct result.)
+TEST(RoundedInputs, TooFewBitsFailTheFrobeniusTest) {
+    UniformPair d(256);
+    for (int bits : {7}) {
+        std::vector<float> P =
+            rounded_product(d.M, d.N, d.W, [bits](float x) { return to_fewer_bits(x, bits); });
+        CheckResult r = check_product(d.M.data(), d.N.data(), P.data(), d.W, 7, TF32_UNIT);
+        EXPECT_FALSE(r.passed()) << bits << " bits: " << describe(r);
+        EXPECT_EQ(r.wrong, 0) << "the element bound is worst-case: it cannot see this";
+        EXPECT_FALSE(r.frobenius_passed());
+    }
+}
+
+// One element negated in a correct product, in a checked line (row 0 is
+// always checked): among the 8 W elements of the test it moves the norm by
+// some 2 / sqrt(8 W) = 4e-2, far above 2 u, in TF32 and in BF16. An element
+// outside the checked lines is the exact check's to find (data on the 1/8
+// grid, the programs' default): Freivalds' test of every element, with no
+// tolerance (CheckCatchesAWrongAndAnUnwrittenInteriorElement above).
+TEST(RoundedInputs, OneWrongElementFailsTheCheck) {
+    UniformPair d(256);
+    for (double u : {TF32_UNIT, BF16_UNIT}) {
+        std::vector<float> P = rounded_product(d.M, d.N, d.W, u == TF32_UNIT ? to_tf32 : to_bf16);
+        P[37] *= -1;
+        CheckResult r = check_product(d.M.data(), d.N.data(), P.data(), d.W, 7, u);
+        EXPECT_FALSE(r.frobenius_passed()) << describe(r);
+    }
+}
+
+TEST(RoundedInputs, GridDataStaysExactWhenRounded) {
+    int W = 100;
+    std::vector<float> M((size_t)W * W), N((size_t)W * W);
+    fill_random(M.data(), W, 1);
+    fill_random(N.data(), W, 2);
+    std::vector<float> P = rounded_product(M, N, W, to_bf16);
+    CheckResult r = check_product(M.data(), N.data(), P.data(), W, 7, BF16_UNIT);
+    EXPECT_TRUE(r.exact);
+    EXPECT_EQ(r.tolerance, 0.0);
+    EXPECT_EQ(r.relative_error(), 0.0);
+    EXPECT_TRUE(r.passed()) << describe(r);
+}
