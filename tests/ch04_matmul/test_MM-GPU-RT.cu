@@ -1,5 +1,5 @@
 // Tests of MM-GPU-RT: the register-tiled kernel. Its block tiles (128 x 128,
-// or 64 x 64 at the Widths where the large ones would leave multiprocessors
+// or 64 x 128 at the Widths where the large ones would leave multiprocessors
 // idle), 8-wide k slices and float4 loads each have an edge case: Widths
 // below, at and just past them, and Widths that are not multiples of 4.
 #include "../../ch04_matmul/MM-GPU-RT.cu"
