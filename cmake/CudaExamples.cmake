@@ -113,7 +113,7 @@ function(add_usage_test name test)
 endfunction()
 
 function(_cuda_examples_gtest name source label)
-  cmake_parse_arguments(ARG "" "PROGRAM" "LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_SANITIZE" "PROGRAM;SANITIZE_EXCLUDE" "LIBS" ${ARGN})
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE cuda_examples_common GTest::gtest GTest::gtest_main ${ARG_LIBS})
   target_compile_definitions(${name} PRIVATE CUDA_EXAMPLES_NO_MAIN)
@@ -127,8 +127,13 @@ function(_cuda_examples_gtest name source label)
   endif()
   gtest_discover_tests(${name} TEST_PREFIX "${ch}.${program}." DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${label}" TIMEOUT 600)
-  if(label STREQUAL "gpu" AND CUDA_EXAMPLES_SANITIZER)
-    # Under the sanitizers, skip the tests named *Large* (they are slow there).
+  if(label STREQUAL "gpu" AND CUDA_EXAMPLES_SANITIZER AND NOT ARG_NO_SANITIZE)
+    # Under the sanitizers, skip the tests named *Large* (they are slow there), and those
+    # that SANITIZE_EXCLUDE names (a gtest pattern; the caller says why).
+    set(_exclude "-*Large*")
+    if(ARG_SANITIZE_EXCLUDE)
+      string(APPEND _exclude ":${ARG_SANITIZE_EXCLUDE}")
+    endif()
     foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
       set(_test ${ch}.${program}.sanitize.${tool}.gtest)
       if(TEST ${_test})  # a second binary for the same program (MM-GPU-SM-tile8)
@@ -136,7 +141,7 @@ function(_cuda_examples_gtest name source label)
       endif()
       add_test(NAME ${_test}
         COMMAND "${CUDA_EXAMPLES_SANITIZER}" --tool ${tool} --error-exitcode 1
-                $<TARGET_FILE:${name}> --gtest_filter=-*Large*)
+                $<TARGET_FILE:${name}> --gtest_filter=${_exclude})
       set_tests_properties(${_test} PROPERTIES
         LABELS "gpu;sanitize" TIMEOUT 1800 FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
     endforeach()
