@@ -157,7 +157,10 @@ def compile_gtest(args, m, tree, root):
              f"-I{tree / 'tests'}"] + arch_flags(args.arch)
     words += [f"-I{d}" for arg in args.gtest_include for d in arg.split(":") if d]
     if source.suffix == ".cpp":
-        words += ["-x", "cu"]
+        # Compiled as CUDA through a .cu copy ("-x cu" would apply to the libraries after it too).
+        cu = source.with_suffix(".cu")
+        shutil.copyfile(source, cu)
+        source = cu
     # The libraries the program itself links (its standalone line's -l words: -lcublas,
     # -lnccl, ...), which the test that includes it needs too.
     program_source = tree / m["chapter"] / f"{m['program']}.cu"
@@ -170,7 +173,8 @@ def compile_gtest(args, m, tree, root):
 
 def run_build(words, cwd, log):
     started = time.time()
-    r = subprocess.run(words, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    r = subprocess.run(words, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       errors="replace")
     log.write_text(" ".join(shlex.quote(w) for w in words) + "\n" + r.stdout)
     if r.returncode != 0:
         print(f"build failed ({time.time() - started:.0f} s): {' '.join(words)}\n{r.stdout}")
