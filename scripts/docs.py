@@ -21,12 +21,16 @@ its logs and its plots), and from the programs' own --help, run from the build f
 build/; CI: build-ci/). scripts/docs_gen.py holds what a block may call (`g.help`, `g.output`,
 `g.table`, ...).
 
+The results run may hold side/ (measurements made by hand beside the tour: kept across an
+import), and docs/runs/ holds runs beside it (h200x2/, h200x4/: chapter 7 on two and four GPUs).
+
 The prose check: outside the marked blocks and code, every number written with a unit of
 measurement (ms, µs, s, GB/s, TB/s, GFLOP/s, TFLOP/s, %, and a ratio written 3×) must be found
-in the results run (any value of results.json or of its logs, as printed, or a ratio of two of
-its times or rates, at the number's own rounding), in docs/published_figures.json (the source
-documents' figures), or on the allow-list docs/numbers_allowlist.json, where each entry gives its
-reason (a theoretical value, a value derived from the hardware's specification). So a measured
+in the results run (any value of results.json, of its logs or of side/, as printed, or a ratio
+of two of its times or rates, at the number's own rounding), in the runs beside it, in
+docs/published_figures.json (the source documents' figures), or on the allow-list
+docs/numbers_allowlist.json, where each entry gives its reason (a theoretical value, a value
+derived from the hardware's specification, a setting or a goal). So a measured
 number cannot be typed by hand.
 
 Refreshing everything on a GPU is one command: scripts/refresh_docs.sh (docs/README.md).
@@ -49,7 +53,11 @@ PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
 # The files with generated blocks and measured numbers (docs/ci.md is about CI, not results).
 FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_dot_product.md",
          "docs/ch04_matmul.md", "docs/ch05_raytrace.md", "docs/ch06_streams.md",
-         "docs/results-h200.md", "docs/instructors.md"]
+         "docs/ch07_multi_gpu.md", "docs/results-h200.md", "docs/instructors.md"]
+# Runs kept beside the results run (chapter 7 on several GPUs; scripts/docs_gen.py reads them):
+# their numbers are sources for the prose check too.
+RUNS = os.path.join(ROOT, "docs", "runs")
+SIDE_RUNS = ["h200x2", "h200x4"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
 
 
@@ -108,9 +116,20 @@ class Sources:
             data = json.load(f)
         numbers_in(data, values)
         for log in glob.glob(os.path.join(results, "logs", "*.txt")) + \
-                glob.glob(os.path.join(results, "*.md")):
+                glob.glob(os.path.join(results, "*.md")) + \
+                glob.glob(os.path.join(results, "side", "*")):
             with open(log, errors="replace") as f:
                 numbers_in(f.read(), values)
+        # The runs beside it: a tour's results.json and logs, or programs' outputs (.txt).
+        for run in SIDE_RUNS:
+            folder = os.path.join(RUNS, run)
+            if os.path.exists(os.path.join(folder, "results.json")):
+                with open(os.path.join(folder, "results.json")) as f:
+                    numbers_in(json.load(f), values)
+            for log in glob.glob(os.path.join(folder, "logs", "*.txt")) + \
+                    glob.glob(os.path.join(folder, "*.txt")):
+                with open(log, errors="replace") as f:
+                    numbers_in(f.read(), values)
         with open(PUBLISHED) as f:
             numbers_in(json.load(f), values)
         self.values = sorted(v for v in values if v == v)
@@ -228,9 +247,21 @@ def import_run(run, results):
     if not data.get("record", {}).get("passed", False):
         print("docs: that run did not pass (record.passed is false): not imported", file=sys.stderr)
         return 1
+    # side/ holds measurements made by hand beside a tour (a tile sweep, Nsight Compute
+    # sections, the labs' self-test): they are kept unless the new run brings its own.
+    side = os.path.join(results, "side")
+    kept = None
+    if os.path.isdir(side) and not os.path.isdir(os.path.join(run, "side")):
+        kept = os.path.join(os.path.dirname(os.path.abspath(results)), ".side-kept")
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.move(side, kept)
     if os.path.exists(results):
         shutil.rmtree(results)
     os.makedirs(os.path.join(results, "logs"))
+    if kept:
+        shutil.move(kept, side)
+    elif os.path.isdir(os.path.join(run, "side")):
+        shutil.copytree(os.path.join(run, "side"), side)
     shutil.copy(os.path.join(run, "results.json"), results)
     for name in ("results.csv", "summary.md"):
         if os.path.exists(os.path.join(run, name)):

@@ -173,20 +173,36 @@ def table(chapter=None):
     markdown_table(rows_of_chapter(chapter), columns)
 
 
-def about_run():
-    """One sentence: which device, driver, CUDA and date the results run is from."""
-    data = results()
+def about_run(run=None):
+    """One sentence: which device, driver, CUDA and date the results run (or the tour kept as
+    docs/runs/RUN/) is from."""
+    data = results() if run is None else _tour(run)
+    if data is None:
+        cog.outl(f"Results run {run}: {NOT_RUN}.")
+        return
     record, device = data.get("record", {}), data.get("device") or {}
     env = data.get("environment", {})
     sms = device.get("sm_count")
     cc = device.get("cc")
     extra = ", ".join(x for x in [f"{sms} SMs" if sms else "",
                                   f"compute capability {cc}" if cc else ""] if x)
-    cog.outl(f"Results run: {record.get('gpu') or 'no GPU'}" + (f" ({extra})" if extra else "") +
+    what = "Results run" if run is None else f"The tour kept as `docs/runs/{run}/`"
+    cog.outl(f"{what}: {record.get('gpu') or 'no GPU'}" + (f" ({extra})" if extra else "") +
              f", driver {record.get('driver')}, CUDA {record.get('cuda_toolkit')}, "
              f"{(record.get('date') or '')[:10]}, commit {(record.get('git_commit') or '?')[:10]}"
              f"{' (with local changes)' if record.get('git_dirty') else ''}; "
-             f"{len(data['runs'])} runs of the tour in {data.get('run_seconds', 0):.1f} s.")
+             f"{len(data['runs'])} runs of the tour in {data.get('run_seconds', 0):.1f} s"
+             + (f", {gpus_seen(run)} GPUs visible." if run else "."))
+
+
+def gpus_seen(run):
+    """How many GPUs the tour kept as docs/runs/RUN/ could see (its programs' 'GPUs: using K of
+    V visible' lines), or '?'."""
+    for e in (_tour(run) or {}).get("runs", []):
+        m = re.search(r"GPUs: using \d+ of (\d+) visible", source_text(f"{run}:{e['program']}") or "")
+        if m:
+            return m.group(1)
+    return "?"
 
 
 def ceilings():
@@ -390,3 +406,285 @@ def counts():
     """How many programs programs.json lists, and how many runs the tour makes of them."""
     m = manifest()["programs"]
     cog.outl(f"{len(m)} programs, {sum(len(p['runs']) for p in m)} runs")
+
+
+# ---- runs beside the results run: chapter 7 on several GPUs ---------------------------------
+# Chapter 7 needs more GPUs than the tour's machine has. Its multi-GPU measurements are kept
+# beside the results run, in docs/runs/: h200x2/ (the tour's chapter 7 on two H200s: a tour
+# folder, results.json and logs) and h200x4/ (the programs run by hand with --json on four
+# H200s: one file per run, README.md names the commands). A block names a measurement by its
+# source:
+#   "h200x4/dot_multi_2p30.txt"  a program's whole output kept in docs/runs/h200x4/
+#   "h200x2:dot_multi"           that program's run in the tour docs/runs/h200x2/results.json
+#   "h200:zero_copy"             that program's run in the results run itself (DOCS_RESULTS)
+# and reads the programs' own --json records (Report prints one JSON object per line), never
+# their text, except for the lines a block shows as they were printed.
+def runs_dir():
+    return os.environ.get("DOCS_RUNS", os.path.join(ROOT, "docs", "runs"))
+
+
+@functools.lru_cache(maxsize=None)
+def _tour(run):
+    if run == "h200":
+        return results()
+    path = os.path.join(runs_dir(), run, "results.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def _tour_folder(run):
+    return results_dir() if run == "h200" else os.path.join(runs_dir(), run)
+
+
+def json_records(text):
+    """The --json records in a program's output: the lines that are one JSON object each."""
+    return [json.loads(line) for line in text.splitlines() if line.startswith('{"schema"')]
+
+
+@functools.lru_cache(maxsize=None)
+def source_text(source):
+    """What the program printed (stdout) for a source, or None when it is not there."""
+    if ":" in source:
+        run, program = source.split(":", 1)
+        data = _tour(run)
+        entry = next((e for e in (data or {}).get("runs", []) if e["program"] == program), None)
+        if entry is None or not entry.get("log"):
+            return None
+        path = os.path.join(_tour_folder(run), entry["log"])
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return f.read().split("\n--- stderr ---\n")[0]
+    path = os.path.join(runs_dir(), source)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read()
+
+
+def source_records(source):
+    """The --json records of a source ([] when it is not there)."""
+    if ":" in source:
+        run, program = source.split(":", 1)
+        entry = next((e for e in (_tour(run) or {}).get("runs", []) if e["program"] == program),
+                     None)
+        return list(entry["records"]) if entry else []
+    text = source_text(source)
+    return json_records(text) if text else []
+
+
+def pick(source, variant=None, **size):
+    """The first record of a source with this variant and these size fields, or None."""
+    for r in source_records(source):
+        if variant is not None and r.get("variant") != variant:
+            continue
+        if all((r.get("size") or {}).get(k) == v for k, v in size.items()):
+            return r
+    return None
+
+
+def field(record, name):
+    """A field of a record, with dots for nested ones (time_ms.median); None when missing."""
+    value = record
+    for key in name.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def get(source, name, variant=None, **size):
+    """One field of the first matching record of a source, or None."""
+    r = pick(source, variant, **size)
+    return None if r is None else field(r, name)
+
+
+def gpus_of(source):
+    """How many GPUs a source's program used (its 'GPUs: using K of V visible' line)."""
+    text = source_text(source) or ""
+    m = re.search(r"GPUs: using (\d+) of (\d+) visible", text)
+    return int(m.group(1)) if m else None
+
+
+def printed(source, command):
+    """A source's output as it was printed (the --json records left out), under the command."""
+    text = source_text(source)
+    if text is None:
+        code([f"$ {command}", f"({NOT_RUN}: {source})"])
+        return
+    lines = text.splitlines()
+    if lines and lines[0].startswith("$ "):
+        lines = lines[1:]
+    lines = [line for line in lines if not line.startswith('{"schema"')]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    code([f"$ {command}"] + lines)
+
+
+def cell(value, spec, unit=""):
+    return NOT_RUN if value is None else format(value, spec) + unit
+
+
+def size_name(size):
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def scaling_table(*sources):
+    """dot_multi's strong scaling: one row per GPU count, for each (label, source) the kernel
+    median, the speed-up T(1)/T(k) and the efficiency T(1)/(k T(k)), from its gpus-k records."""
+    ks = sorted({r["gpus"] for _, s in sources for r in source_records(s) if r.get("gpus")})
+    columns = [("GPUs", lambda k: str(k))]
+    for label, s in sources:
+        def at(k, name, spec, unit="", s=s):
+            if source_records(s) and pick(s, f"gpus-{k}") is None:
+                return "—"          # the run had fewer GPUs
+            return cell(get(s, name, f"gpus-{k}"), spec, unit)
+        columns += [(f"{label}: ms", lambda k, at=at: at(k, "time_ms.median", ".4f")),
+                    ("speed-up", lambda k, at=at: at(k, "speedup", ".2f", "×")),
+                    ("efficiency", lambda k, at=at: at(k, "pct_peak", ".1f", "%")),
+                    ("GB/s", lambda k, at=at: at(k, "gbps", ".0f"))]
+    cog.outl("| " + " | ".join(h for h, _ in columns) + " |")
+    cog.outl("|" + " --- |" * len(columns))
+    for k in ks:
+        cog.outl("| " + " | ".join(f(k) for _, f in columns) + " |")
+
+
+ZERO_COPY = [("zero-copy", "the kernel reads mapped host memory"),
+             ("copy-then-compute", "copy a and b to the GPU, then the kernel"),
+             ("on-device", "the data already on the GPU"),
+             ("portable", "portable mapped memory, every GPU reading its slice")]
+
+
+def zero_copy_table(*sources):
+    """zero_copy's variants (rows) for each (label, source): the median and the rate."""
+    columns = [("variant", lambda v: f"`{v[0]}`: {v[1]}")]
+    for label, s in sources:
+        columns += [(f"{label}: ms", lambda v, s=s: cell(get(s, "time_ms.median", v[0]), ".4g")
+                     if pick(s, v[0]) or v[0] != "portable" else "(one GPU: not run)"),
+                    ("GB/s", lambda v, s=s: cell(get(s, "gbps", v[0]), ".1f")
+                     if pick(s, v[0]) or v[0] != "portable" else "")]
+    cog.outl("| " + " | ".join(h for h, _ in columns) + " |")
+    cog.outl("|" + " --- |" * len(columns))
+    for v in ZERO_COPY:
+        cog.outl("| " + " | ".join(f(v) for _, f in columns) + " |")
+
+
+def p2p_matrix(source, variant="peer"):
+    """p2p_bandwidth's GB/s matrix of one mode (its record's matrix_gbs): from row, to column."""
+    m = get(source, "matrix_gbs", variant)
+    if m is None:
+        cog.outl(f"({variant} matrix of {source}: {NOT_RUN})")
+        return
+    cog.outl("| from \\ to | " + " | ".join(f"GPU {j}" for j in range(len(m))) + " |")
+    cog.outl("|" + " --- |" * (len(m) + 1))
+    for i, row in enumerate(m):
+        cog.outl(f"| GPU {i} | " + " | ".join("—" if v is None else f"{v:.1f}" for v in row) + " |")
+
+
+def p2p_table(*sources):
+    """p2p_bandwidth per (label, source): the mean GB/s of staged, peer and peer-both copies,
+    NCCL's all-reduce bus bandwidth in the same run, and one-way peer over NCCL's bus."""
+    cog.outl("| run | GPUs | staged GB/s | peer GB/s (one way) | peer-both GB/s | NCCL all-reduce "
+             "bus GB/s | peer / NCCL bus |")
+    cog.outl("|" + " --- |" * 7)
+    for label, s in sources:
+        cog.outl(f"| {label} | {cell(gpus_of(s), 'd')} | {cell(get(s, 'gbps', 'staged'), '.1f')} | "
+                 f"{cell(get(s, 'gbps', 'peer'), '.1f')} | {cell(get(s, 'gbps', 'peer-both'), '.1f')} | "
+                 f"{cell(get(s, 'gbps', 'nccl-allreduce'), '.1f')} | "
+                 f"{cell(get(s, 'p2p_over_nccl_bus', 'nccl-allreduce'), '.2f')} |")
+
+
+def ring_goal(source):
+    """The goal ring_allreduce prints ('goal: at least N%'), as a number, or None."""
+    m = re.search(r"goal: at least (\d+(?:\.\d+)?)%", source_text(source) or "")
+    return float(m.group(1)) if m else None
+
+
+def ring_table(*sources):
+    """ring_allreduce per (label, source): NCCL's and the ring's bus bandwidth (same buffers, same
+    run), the ring's percentage of NCCL's, and whether it reaches the goal the program prints."""
+    cog.outl("| run | GPUs | MiB per GPU | NCCL bus GB/s | ring bus GB/s | ring / NCCL | goal |")
+    cog.outl("|" + " --- |" * 7)
+    for label, s in sources:
+        pct, goal = get(s, "pct_peak", "ring"), ring_goal(s)
+        size = get(s, "size.bytes", "ring")
+        verdict = NOT_RUN if pct is None or goal is None else \
+            f"≥ {goal:.0f}%: {'met' if pct >= goal else 'missed'}"
+        cog.outl(f"| {label} | {cell(get(s, 'size.gpus', 'ring'), 'd')} | "
+                 f"{cell(size and size / 2**20, '.0f')} | {cell(get(s, 'gbps', 'nccl'), '.1f')} | "
+                 f"{cell(get(s, 'gbps', 'ring'), '.1f')} | {cell(pct, '.1f', '%')} | {verdict} |")
+
+
+def nccl_sweep(*sources):
+    """allreduce_nccl's sweep: one row per size, for each (label, source) the algorithm and bus
+    bandwidth (GB/s) and the median time."""
+    sizes = sorted({field(r, "size.bytes") for _, s in sources for r in source_records(s)
+                    if r.get("variant") == "allreduce"})
+    columns = [("size", lambda b: size_name(b))]
+    for label, s in sources:
+        def at(b, name, scale=1, s=s):
+            if source_records(s) and pick(s, "allreduce", bytes=b) is None:
+                return "—"          # the run's sweep stopped earlier
+            v = get(s, name, "allreduce", bytes=b)
+            return cell(None if v is None else v * scale, ".1f")
+        columns += [(f"{label} ({gpus_of(s)} GPUs): µs", lambda b, at=at: at(b, "time_ms.median", 1000)),
+                    ("algbw", lambda b, at=at: at(b, "algbw_gbs")),
+                    ("busbw", lambda b, at=at: at(b, "busbw_gbs"))]
+    cog.outl("| " + " | ".join(h for h, _ in columns) + " |")
+    cog.outl("|" + " --- |" * len(columns))
+    for b in sizes:
+        cog.outl("| " + " | ".join(f(b) for _, f in columns) + " |")
+
+
+def device_pairs(source):
+    """devices' pair lines: (from, to, peer, rank, atomic, link, read across) each."""
+    pairs = []
+    for line in (source_text(source) or "").splitlines():
+        m = re.match(r"\s+(\d+) -> (\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", line)
+        if m:
+            pairs.append(m.groups())
+    return pairs
+
+
+def topo_links(name):
+    """The link names between distinct GPUs in an `nvidia-smi topo -m` matrix kept as NAME."""
+    text = source_text(name) or ""
+    links = []
+    for line in text.splitlines():
+        cells = line.split("\t")
+        if re.match(r"GPU\d+$", cells[0].strip()):
+            links += [c.strip() for c in cells[1:] if re.match(r"\s*(NV\d+|PIX|PXB|PHB|NODE|SYS)\s*$", c)]
+    return links
+
+
+def sanitizer_quote(name):
+    """What compute-sanitizer reported in a kept log (RESULTS/side/...): the first report of each
+    kind as printed, how many there were (the excerpt's '... N more' lines count the cut ones),
+    which libraries the host frames name, the test's result and the error summary."""
+    path = side_file(name)
+    if path is None:
+        cog.outl(f"({name}: {NOT_RUN})")
+        return
+    with open(path) as f:
+        lines = f.read().splitlines()
+    kinds, frames, shown = {}, set(), []
+    for line in lines:
+        m = re.search(r"Program hit (\w+)", line)
+        if m:
+            if m.group(1) not in kinds:
+                shown.append(line)
+            kinds[m.group(1)] = kinds.get(m.group(1), 0) + 1
+        m = re.match(r"# \.\.\. (\d+) more reports of (\w+) omitted", line)
+        if m:
+            kinds[m.group(2)] = kinds.get(m.group(2), 0) + int(m.group(1))
+        m = re.search(r"Host Frame:.* in (\S+)$", line)
+        if m:
+            frames.add(m.group(1))
+    ends = [line for line in lines if "ERROR SUMMARY" in line or "[  PASSED  ]" in line
+            or "[  FAILED  ]" in line]
+    code(shown + ["..."] + ends)
+    cog.outl(", ".join(f"{n} reports of `{k}`" for k, n in kinds.items()) +
+             "; the host frames name " + ", ".join(f"`{f}`" for f in sorted(frames)) + " only.")
