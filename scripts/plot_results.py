@@ -7,8 +7,9 @@ writes into that folder:
   speedup.png    each measurement's speedup over its CPU baseline, coloured by chapter (log
                  scale); a program run twice is named with its arguments
   roofline.png   each kernel's arithmetic intensity against its achieved rate, under the
-                 measured memory-bandwidth and FP32 ceilings: numbered points (placed so that
-                 no two numbers overlap) with the key beside the plot, coloured by chapter
+                 measured memory-bandwidth and FP32 ceilings (and the Tensor Core ones, TF32
+                 and BF16, when the run measured them): numbered points (placed so that no two
+                 numbers overlap) with the key beside the plot, coloured by chapter
   transfers.png  pinned, registered and pageable copy bandwidth against transfer size
   timeline.png   the streams program's timeline: one lane per stream, copies and kernels coloured
 
@@ -99,7 +100,8 @@ def operations(record):
     if flops and moved:
         return flops, moved
     if flops and size.get("width"):               # matrix multiply: each matrix read or written once
-        return flops, 12.0 * size["width"] ** 2
+        inputs = 2 if size.get("precision") == "bf16" else 4      # bytes per element of M and N
+        return flops, (2.0 * inputs + 4) * size["width"] ** 2
     n = size.get("n")
     if not moved or not n:
         return None
@@ -171,6 +173,12 @@ def place_numbers(fig, ax, points, sizes=7):
     return texts
 
 
+# The Tensor Core roofs (results.json "ceilings": cuBLAS GEMM with TF32 or BF16 inputs), drawn
+# dashed above the FP32 one: the Tensor Core points are measured against them.
+TENSOR_ROOFS = [("tf32", "TF32 Tensor Cores", "tab:olive", "--"),
+                ("bf16", "BF16 Tensor Cores", "tab:cyan", "-.")]
+
+
 def plot_roofline(data):
     ceilings = data.get("ceilings") or {}
     dram, fp32 = ceilings.get("dram"), ceilings.get("fp32")
@@ -182,20 +190,27 @@ def plot_roofline(data):
     ax = fig.add_axes([0.07, 0.09, 0.55, 0.83])
     xs = [10 ** (k / 20) for k in range(-60, 81)]
     ax.plot(xs, [min(x * dram, fp32) for x in xs], color="black", lw=1.5)
+    roofs = [(name, ceilings[key], colour, style) for key, name, colour, style in TENSOR_ROOFS
+             if ceilings.get(key)]
+    for name, peak, colour, style in roofs:
+        ax.plot(xs, [min(x * dram, peak) for x in xs], color=colour, lw=1.3, ls=style)
     for ai, rate, chapter, label in points:
         ax.scatter(ai, rate, color=chapter_colour(chapter), s=24, zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
     lo = min(p[1] for p in points)
-    ax.set_ylim(lo / 3, fp32 * 3)
+    top = max([fp32] + [peak for _, peak, _, _ in roofs] + [p[1] for p in points])
+    ax.set_ylim(lo / 3, top * 3)
     ax.set_xlabel("arithmetic intensity (operations per byte of device memory traffic)")
     ax.set_ylabel("achieved rate (G operations/s)")
     ax.set_title(f"Roofline — {device_label(data)}")
     ax.grid(True, which="both", alpha=0.3)
     chapters = sorted({p[2] for p in points})
     handles = [plt.Line2D([], [], color="black", lw=1.5)] + \
+        [plt.Line2D([], [], color=colour, lw=1.3, ls=style) for _, _, colour, style in roofs] + \
         [plt.Line2D([], [], marker="o", ls="", color=chapter_colour(c)) for c in chapters]
     ax.legend(handles, [f"measured ceilings: {dram:.0f} GB/s, {fp32 / 1e3:.1f} TFLOP/s FP32"] +
+              [f"{name}: {peak / 1e3:.0f} TFLOP/s (cuBLAS)" for name, peak, _, _ in roofs] +
               [f"chapter {c}" for c in chapters], loc="lower right", fontsize=8)
     place_numbers(fig, ax, points)
     key = "\n".join(f"{i:2d}  {label}" for i, (_, _, _, label) in enumerate(points, 1))
