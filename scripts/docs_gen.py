@@ -905,3 +905,14 @@ def lab_tables(name="side/lab-selftest.log"):
         for row in t["table"]:
             cog.outl(row)
         cog.outl("")
+
+
+def chapters_table():
+    """The README's table of chapters, from programs.json (programs, key ideas, handout)."""
+    m = manifest()
+    cog.outl("| chapter | programs | what it teaches | handout |")
+    cog.outl("| --- | --- | --- | --- |")
+    for c in m["chapters"]:
+        names = ", ".join(p["name"] for p in m["programs"] if p["chapter"] == c["chapter"])
+        cog.outl(f"| {c['chapter']} {c['title']} | {names} | {c['ideas']} | "
+                 f"[{c['handout']}]({c['handout']}) |")
