@@ -199,7 +199,8 @@ def gpus_seen(run):
     """How many GPUs the tour kept as docs/runs/RUN/ could see (its programs' 'GPUs: using K of
     V visible' lines), or '?'."""
     for e in (_tour(run) or {}).get("runs", []):
-        m = re.search(r"GPUs: using \d+ of (\d+) visible", source_text(f"{run}:{e['program']}") or "")
+        text = source_text(f"{run}:{e['program']}") or ""
+        m = re.search(r"GPUs: using \d+ of (\d+) visible", text)
         if m:
             return m.group(1)
     return "?"
@@ -583,7 +584,8 @@ def p2p_matrix(source, variant="peer"):
     cog.outl("| from \\ to | " + " | ".join(f"GPU {j}" for j in range(len(m))) + " |")
     cog.outl("|" + " --- |" * (len(m) + 1))
     for i, row in enumerate(m):
-        cog.outl(f"| GPU {i} | " + " | ".join("—" if v is None else f"{v:.1f}" for v in row) + " |")
+        values = ("—" if v is None else f"{v:.1f}" for v in row)
+        cog.outl(f"| GPU {i} | " + " | ".join(values) + " |")
 
 
 def p2p_table(*sources):
@@ -594,7 +596,8 @@ def p2p_table(*sources):
     cog.outl("|" + " --- |" * 7)
     for label, s in sources:
         cog.outl(f"| {label} | {cell(gpus_of(s), 'd')} | {cell(get(s, 'gbps', 'staged'), '.1f')} | "
-                 f"{cell(get(s, 'gbps', 'peer'), '.1f')} | {cell(get(s, 'gbps', 'peer-both'), '.1f')} | "
+                 f"{cell(get(s, 'gbps', 'peer'), '.1f')} | "
+                 f"{cell(get(s, 'gbps', 'peer-both'), '.1f')} | "
                  f"{cell(get(s, 'gbps', 'nccl-allreduce'), '.1f')} | "
                  f"{cell(get(s, 'p2p_over_nccl_bus', 'nccl-allreduce'), '.2f')} |")
 
@@ -632,7 +635,8 @@ def nccl_sweep(*sources):
                 return "—"          # the run's sweep stopped earlier
             v = get(s, name, "allreduce", bytes=b)
             return cell(None if v is None else v * scale, ".1f")
-        columns += [(f"{label} ({gpus_of(s)} GPUs): µs", lambda b, at=at: at(b, "time_ms.median", 1000)),
+        columns += [(f"{label} ({gpus_of(s)} GPUs): µs",
+                     lambda b, at=at: at(b, "time_ms.median", 1000)),
                     ("algbw", lambda b, at=at: at(b, "algbw_gbs")),
                     ("busbw", lambda b, at=at: at(b, "busbw_gbs"))]
     cog.outl("| " + " | ".join(h for h, _ in columns) + " |")
@@ -658,7 +662,8 @@ def topo_links(name):
     for line in text.splitlines():
         cells = line.split("\t")
         if re.match(r"GPU\d+$", cells[0].strip()):
-            links += [c.strip() for c in cells[1:] if re.match(r"\s*(NV\d+|PIX|PXB|PHB|NODE|SYS)\s*$", c)]
+            links += [c.strip() for c in cells[1:]
+                      if re.match(r"\s*(NV\d+|PIX|PXB|PHB|NODE|SYS)\s*$", c)]
     return links
 
 
@@ -758,11 +763,13 @@ def tc_tune():
             continue
         args = m.group(2).split()
         opt = lambda k, d=None: args[args.index(k) + 1] if k in args else d
-        rows.append({"variant": m.group(1), "args": m.group(2).strip(), "width": int(opt("--width")),
+        rows.append({"variant": m.group(1), "args": m.group(2).strip(),
+                     "width": int(opt("--width")),
                      "precision": opt("--precision", "fp32"), "data": opt("--data", "random"),
-                     "gflops": float(m.group(3)), "cublas": float(m.group(4)) if m.group(4) else None,
+                     "gflops": float(m.group(3)),
+                     "cublas": float(m.group(4)) if m.group(4) else None,
                      "pct": float(m.group(5)) if m.group(5) else None,
-                     "err": float(m.group(6)) if m.group(6) and m.group(6) != "rc=0" else None,
+                     "err": float(m.group(6)) if m.group(6) else None,
                      "rc": int(m.group(7))})
     return rows
 
@@ -783,10 +790,12 @@ def tc_error_table(width=4096):
     cog.outl("| inputs | unit roundoff u | MM-GPU-TC | cuBLAS | cuBLAS / u |")
     cog.outl("| --- | --- | --- | --- | --- |")
     for precision in ("tf32", "bf16"):
-        ours, lib = mm_record("MM-GPU-TC", precision, width), mm_record("MM-cuBLAS", precision, width)
+        ours = mm_record("MM-GPU-TC", precision, width)
+        lib = mm_record("MM-cuBLAS", precision, width)
         e_ours = ours and ours.get("relative_error")
         e_lib = lib and lib.get("relative_error")
-        cog.outl(f"| {precision.upper()} ({(ours or lib or {}).get('size', {}).get('data', '')} data) "
+        data = (ours or lib or {}).get("size", {}).get("data", "")
+        cog.outl(f"| {precision.upper()} ({data} data) "
                  f"| {U[precision]:.2e} | {cell(e_ours, '.2e')} | {cell(e_lib, '.2e')} | "
                  f"{cell(e_lib and e_lib / U[precision], '.2f')} |")
     lib = mm_record("MM-cuBLAS", "fp32", width)
