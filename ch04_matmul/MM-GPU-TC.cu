@@ -14,13 +14,15 @@
 // stores the sums (store_matrix_sync): all three are called by all 32 threads.
 //
 // What changed from MM-GPU-SM: the block still stages a slice of M and a
-// slice of N in shared memory and steps through Width; but its 8 warps each
-// own a 64 x 32 part of the block's 128 x 128 tile of P -- 4 x 2 fragments
+// slice of N in shared memory and steps through Width; but its 4 warps each
+// own a 64 x 64 part of the block's 128 x 128 tile of P -- 4 x 4 fragments
 // of 16 x 16 sums -- and each step is a few mma_sync per warp instead of a
-// multiply-add per thread. Two more things keep the Tensor Cores fed:
+// multiply-add per thread. Three more things keep the Tensor Cores fed:
 //  * the slices are copied with cp.async (__pipeline_memcpy_async): global to
 //    shared memory without passing through registers, in the background, so
 //    that the next STAGES - 1 slices arrive while the warps multiply this one;
+//  * fragments are loaded from shared memory with loads that say so (the
+//    .shared state space; load_from_shared below says why);
 //  * M and N are converted to the input format once, before the kernel (and
 //    outside its timing), so the loop moves half the bytes in BF16 and never
 //    converts. The check compares with the double product of the UNROUNDED
@@ -62,7 +64,7 @@ using namespace nvcuda;
 #define TC_WARPS_M 2  // warps down the block's tile...
 #endif
 #ifndef TC_WARPS_N
-#define TC_WARPS_N 4  // ...and across it: 8 warps, each owning a 64 x 32 part
+#define TC_WARPS_N 2  // ...and across it: 4 warps, each owning a 64 x 64 part
 #endif
 #ifndef TC_STAGES
 #define TC_STAGES 3  // slices in flight: one multiplied, the next ones arriving
@@ -98,42 +100,90 @@ __host__ __device__ constexpr int stage_elements() {  // one slice of A and one 
 }
 
 // 16 bytes of a W x W matrix X, from X[row][col] on, into shared memory at
-// dst: one asynchronous copy when all of them lie inside the matrix and start
-// on 16 bytes (every row does when W is a multiple of 4 floats or 8 BF16s);
-// otherwise element by element, with zeros outside the matrix.
+// dst, element by element, with zeros outside the matrix: for the slices that
+// stick out past an edge of the matrices, or whose rows do not start on 16
+// bytes (W not a multiple of 4 floats or 8 BF16s).
 template <typename T>
-__device__ void copy_16_bytes(T* dst, const T* X, int row, int col, int W) {
-    const int VEC = 16 / sizeof(T);
-    if (row < W && col + VEC <= W && W % VEC == 0) {
-        __pipeline_memcpy_async(dst, &X[row * W + col], 16);
-    } else {
-        for (int i = 0; i < VEC; i++)
-            dst[i] = (row < W && col + i < W) ? X[row * W + col + i] : T(0.0f);
-    }
+__device__ void copy_16_bytes_at_edge(T* dst, const T* X, int row, int col, int W) {
+    for (int i = 0; i < 16 / (int)sizeof(T); i++)
+        dst[i] = (row < W && col + i < W) ? X[row * W + col + i] : T(0.0f);
 }
 
 // One step's slices into one stage: A[row0.., k0..] (BM x BK) and
-// B[k0.., col0..] (BK x BN), 16 bytes per copy, the copies spread over all
-// the block's threads.
+// B[k0.., col0..] (BK x BN), in copies of 16 bytes spread over the block's
+// threads. Inside the matrices -- all but the edge blocks and the last partial
+// slice -- each copy is one cp.async (__pipeline_memcpy_async): global to
+// shared memory without passing through registers, in the background.
 template <typename T>
 __device__ void load_slices(const T* A, const T* B, T* stage, int row0, int col0, int k0, int W) {
-    const int VEC = 16 / sizeof(T);
+    const int VEC = 16 / sizeof(T);                // elements per copy
+    const int A_ROW = BK / VEC, B_ROW = BN / VEC;  // copies per row of a slice
+    const int COPIES_A = BM * A_ROW / THREADS_PER_BLOCK, COPIES_B = BK * B_ROW / THREADS_PER_BLOCK;
+    static_assert(BM * A_ROW % THREADS_PER_BLOCK == 0 && BK * B_ROW % THREADS_PER_BLOCK == 0,
+                  "every thread makes the same number of copies");
     T* As = stage;
     T* Bs = stage + BM * a_stride<T>();
-    for (int c = threadIdx.x; c < BM * BK / VEC; c += THREADS_PER_BLOCK) {
-        int r = c / (BK / VEC), k = c % (BK / VEC) * VEC;
-        copy_16_bytes(&As[r * a_stride<T>() + k], A, row0 + r, k0 + k, W);
+    if (row0 + BM <= W && col0 + BN <= W && k0 + BK <= W && W % VEC == 0) {
+#pragma unroll
+        for (int i = 0; i < COPIES_A; i++) {
+            int c = threadIdx.x + i * THREADS_PER_BLOCK, r = c / A_ROW, k = c % A_ROW * VEC;
+            __pipeline_memcpy_async(&As[r * a_stride<T>() + k], &A[(row0 + r) * W + k0 + k], 16);
+        }
+#pragma unroll
+        for (int i = 0; i < COPIES_B; i++) {
+            int c = threadIdx.x + i * THREADS_PER_BLOCK, r = c / B_ROW, n = c % B_ROW * VEC;
+            __pipeline_memcpy_async(&Bs[r * b_stride<T>() + n], &B[(k0 + r) * W + col0 + n], 16);
+        }
+    } else {
+        for (int c = threadIdx.x; c < COPIES_A * THREADS_PER_BLOCK; c += THREADS_PER_BLOCK) {
+            int r = c / A_ROW, k = c % A_ROW * VEC;
+            copy_16_bytes_at_edge(&As[r * a_stride<T>() + k], A, row0 + r, k0 + k, W);
+        }
+        for (int c = threadIdx.x; c < COPIES_B * THREADS_PER_BLOCK; c += THREADS_PER_BLOCK) {
+            int r = c / B_ROW, n = c % B_ROW * VEC;
+            copy_16_bytes_at_edge(&Bs[r * b_stride<T>() + n], B, k0 + r, col0 + n, W);
+        }
     }
-    for (int c = threadIdx.x; c < BK * BN / VEC; c += THREADS_PER_BLOCK) {
-        int r = c / (BN / VEC), n = c % (BN / VEC) * VEC;
-        copy_16_bytes(&Bs[r * b_stride<T>() + n], B, k0 + r, col0 + n, W);
-    }
+}
+
+// wmma::load_matrix_sync, for a tile in shared memory. The API takes a
+// generic pointer, one that may point anywhere, and for TF32 and BF16
+// fragments nvcc 13 does not find out that it points into shared memory: each
+// fragment then becomes 4 generic 32-bit loads (and, for BF16's B, 4 register
+// transposes), where the instruction made for it, ldmatrix, loads a whole
+// BF16 fragment at once. This is the same wmma load, written in PTX with its
+// state space, .shared, spelled out; the fragment, its 4 registers a thread
+// and their layout are wmma's (the PTX manual: "wmma.load"). Build with
+// -DTC_GENERIC_LOADS=1 to measure the difference.
+template <typename Use, int LD, typename T, typename Fragment>
+__device__ void load_from_shared(Fragment& f, const T* tile) {
+#if TC_GENERIC_LOADS
+    wmma::load_matrix_sync(f, tile, LD);
+    return;
+#endif
+    unsigned address = (unsigned)__cvta_generic_to_shared(tile);
+    unsigned* r = reinterpret_cast<unsigned*>(f.x);  // 4 registers: 8 BF16s or 4 TF32s
+    constexpr bool a = std::is_same_v<Use, wmma::matrix_a>, tf32 = std::is_same_v<T, float>;
+    // (LD, the row stride, is a constant, "n": the addresses of the rows a
+    // thread reads are then offsets the instructions carry, not arithmetic.)
+#define LOAD(ptx)                                                 \
+    asm volatile(ptx " {%0, %1, %2, %3}, [%4], %5;"               \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) \
+                 : "r"(address), "n"(LD)                          \
+                 : "memory")
+    if constexpr (a && tf32) LOAD("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32");
+    if constexpr (!a && tf32) LOAD("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32");
+    if constexpr (a && !tf32) LOAD("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16");
+    if constexpr (!a && !tf32) LOAD("wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16");
+#undef LOAD
 }
 
 // P = A x B for W x W matrices whose inputs are T: float holding TF32 values
 // (already rounded), or __nv_bfloat16. P is FP32.
 // __launch_bounds__: at most THREADS_PER_BLOCK threads, and registers for
-// TC_MIN_BLOCKS blocks on each multiprocessor (2: at most 128 a thread), so
+// TC_MIN_BLOCKS blocks on each multiprocessor. A warp's 16 fragments of sums
+// take 128 registers a thread, its fragments of A and B 32 more: about 220
+// in all, which 2 blocks of 4 warps still fit (65536 a multiprocessor), so
 // that one block's warps multiply while the other's wait at a barrier.
 template <typename T>
 __global__ void __launch_bounds__(THREADS_PER_BLOCK, TC_MIN_BLOCKS)
@@ -145,10 +195,10 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK, TC_MIN_BLOCKS)
     // What one mma_sync takes: TF32 16 x 8 x 16, BF16 16 x 16 x 16.
     using Input = std::conditional_t<std::is_same_v<T, float>, wmma::precision::tf32, T>;
     constexpr int MMA_K = std::is_same_v<T, float> ? 8 : 16;
-    const int LDA = a_stride<T>(), LDB = b_stride<T>();
+    constexpr int LDA = a_stride<T>(), LDB = b_stride<T>();
 
+    // STAGES x (a slice of A, a slice of B)
     extern __shared__ __align__(128) unsigned char shared[];
-    T* stages = reinterpret_cast<T*>(shared);  // STAGES x (a slice of A, a slice of B)
 
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;                  // the block's tile of P
@@ -165,7 +215,8 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK, TC_MIN_BLOCKS)
     int steps = (W + BK - 1) / BK;
     // Start the copies of the first STAGES - 1 slices, one commit group each.
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < steps) load_slices(A, B, stages + s * stage_elements<T>(), row0, col0, s * BK, W);
+        if (s < steps)
+            load_slices(A, B, (T*)shared + s * stage_elements<T>(), row0, col0, s * BK, W);
         __pipeline_commit();
     }
     for (int step = 0; step < steps; step++) {
@@ -177,11 +228,11 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK, TC_MIN_BLOCKS)
         __syncthreads();
         int next = step + STAGES - 1;
         if (next < steps)
-            load_slices(A, B, stages + next % STAGES * stage_elements<T>(), row0, col0, next * BK,
-                        W);
+            load_slices(A, B, (T*)shared + next % STAGES * stage_elements<T>(), row0, col0,
+                        next * BK, W);
         __pipeline_commit();  // (an empty group at the end keeps the count simple)
 
-        const T* As = stages + step % STAGES * stage_elements<T>();
+        const T* As = (const T*)shared + step % STAGES * stage_elements<T>();
         const T* Bs = As + BM * LDA;
 #pragma unroll
         for (int k = 0; k < BK; k += MMA_K) {
@@ -190,10 +241,10 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK, TC_MIN_BLOCKS)
             wmma::fragment<wmma::matrix_b, 16, 16, MMA_K, Input, wmma::row_major> b[FRAGS_N];
 #pragma unroll
             for (int i = 0; i < FRAGS_M; i++)
-                wmma::load_matrix_sync(a[i], &As[(warp_row + 16 * i) * LDA + k], LDA);
+                load_from_shared<wmma::matrix_a, LDA>(a[i], &As[(warp_row + 16 * i) * LDA + k]);
 #pragma unroll
             for (int j = 0; j < FRAGS_N; j++)
-                wmma::load_matrix_sync(b[j], &Bs[k * LDB + warp_col + 16 * j], LDB);
+                load_from_shared<wmma::matrix_b, LDB>(b[j], &Bs[k * LDB + warp_col + 16 * j]);
                 // ...and their outer product: FRAGS_M x FRAGS_N Tensor Core operations.
 #pragma unroll
             for (int i = 0; i < FRAGS_M; i++)
@@ -239,7 +290,7 @@ size_t shared_bytes_tc() {
 }
 
 // The launch shared by main() below and by tests/ch04_matmul: one block of
-// 8 warps per 128 x 128 tile of P, the grid rounded up. dev_A and dev_B are M
+// 4 warps per 128 x 128 tile of P, the grid rounded up. dev_A and dev_B are M
 // and N already converted (tensor_inputs.h: convert_inputs).
 template <typename T>
 void launch_matmul_tc(const T* dev_A, const T* dev_B, float* dev_P, int Width) {
