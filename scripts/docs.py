@@ -133,20 +133,24 @@ class Sources:
         with open(PUBLISHED) as f:
             numbers_in(json.load(f), values)
         self.values = sorted(v for v in values if v == v)
-        key = []
+        # Ratios only of like with like: times with times, rates with rates of the same unit
+        # (a time over a rate means nothing, and would let more made-up ratios through).
+        key = {}
         for r in data.get("summary", []):
-            for field in ("kernel_ms", "end_to_end_ms", "rate", "cpu_ms"):
+            for field in ("kernel_ms", "end_to_end_ms", "cpu_ms"):
                 if r.get(field):
-                    key.append(float(r[field]))
-        for v in (data.get("ceilings") or {}).values():
+                    key.setdefault("ms", set()).add(float(r[field]))
+            if r.get("rate"):
+                key.setdefault(r.get("unit") or "rate", set()).add(float(r["rate"]))
+        for name, v in (data.get("ceilings") or {}).items():
             if isinstance(v, (int, float)) and v:
-                key.append(float(v))
+                unit = "GFLOP/s" if name in ("fp32", "tf32", "bf16") else "GB/s"
+                key.setdefault(unit, set()).add(float(v))
         for r in data.get("documents", []):
             for field in ("document_ms", "ours_ms", "kernel_ms"):
                 if r.get(field):
-                    key.append(float(r[field]))
-        key = sorted(set(key))
-        self.ratios = sorted({a / b for a in key for b in key if b})
+                    key.setdefault("ms", set()).add(float(r[field]))
+        self.ratios = sorted({a / b for group in key.values() for a in group for b in group if b})
 
     @staticmethod
     def near(pool, x, tol):

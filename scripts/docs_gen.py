@@ -757,7 +757,7 @@ def tc_tune():
     path = side_file(os.path.join("side", "tc-tune.log"))
     rows = []
     for line in open(path).read().splitlines() if path else []:
-        m = re.match(r"(\S+) (.*?)\s+kernel (\d+) GFLOP/s\s+cuBLAS\s*(\d*)(?: GFLOP/s)?\s*=\s*"
+        m = re.match(r"(\S+) (.*?)\s+kernel (\d+)\s+GFLOP/s\s+cuBLAS\s*(\d*)(?: GFLOP/s)?\s*=\s*"
                      r"([\d.]*)%?\s+err\s*(\S*)\s+rc=(\d+)", line)
         if not m:
             continue
@@ -833,6 +833,18 @@ def tune_best(precision, width=4096, base="TC-base"):
         return None, None, None
     best = max(rows, key=lambda r: r["gflops"])
     return best["variant"], best["gflops"], 100 * (best["gflops"] / b["gflops"] - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def mma_peak(precision):
+    """TFLOP/s of wmma::mma_sync alone at this input precision (side/mma-peak.log, written by
+    scripts/mma_peak.cu), or None."""
+    path = side_file(os.path.join("side", "mma-peak.log"))
+    text = open(path).read() if path else ""
+    if "Verdict: PASS" not in text:
+        return None
+    m = re.search(r"mma_sync %s .*?([\d.]+) TFLOP/s" % precision.upper(), text)
+    return float(m.group(1)) if m else None
 
 
 @functools.lru_cache(maxsize=None)

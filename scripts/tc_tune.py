@@ -69,9 +69,9 @@ def run(variant, exe, args, log):
     verdict = verdict if isinstance(verdict, str) else verdict[0]
     g, c = record.get("gflops"), record.get("cublas_gflops")
     err = record.get("relative_error")
-    cublas = f"cuBLAS {c:<6.0f} GFLOP/s = {100 * g / c:.1f}%" if g and c else \
+    cublas = f"cuBLAS {c:.0f} GFLOP/s = {100 * g / c:.1f}%" if g and c else \
         f"cuBLAS {'':<14} = {'':<5}"
-    line = (f"{variant} {args:<62} kernel {g or 0:<6.0f} GFLOP/s  {cublas}  "
+    line = (f"{variant} {args:<62} kernel {g or 0:.0f} GFLOP/s  {cublas}  "
             f"err {'' if err is None else format(err, '.2e'):<9} rc={r.returncode} "
             f"{verdict[:100]}")
     print(line, flush=True)
