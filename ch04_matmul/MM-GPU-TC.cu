@@ -405,7 +405,7 @@ int main(int argc, char** argv) {
     report.note("conversion of M and N (once)", "convert_ms", conversion.median_ms);
     report_relative_error(report, check);
     report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel);
-    report_cublas_tc_yardstick(report, compare, precision, dev_A, dev_B, dev_P, W, kernel);
+    report_cublas_yardstick(report, compare, dev_A, dev_B, dev_P, W, kernel, precision);
 
     HANDLE_ERROR(cudaFree(dev_M));
     HANDLE_ERROR(cudaFree(dev_N));

@@ -47,6 +47,27 @@ struct Member {
     float *send = nullptr, *recv = nullptr;
 };
 
+// Each member's stream and its send and recv buffers of `bytes`, on its own GPU; and
+// their release, with the communicators.
+void allocate_members(std::vector<Member>& members, size_t bytes) {
+    for (Member& m : members) {
+        HANDLE_ERROR(cudaSetDevice(m.device));
+        HANDLE_ERROR(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
+        HANDLE_ERROR(cudaMalloc(&m.send, bytes));
+        HANDLE_ERROR(cudaMalloc(&m.recv, bytes));
+    }
+}
+
+void free_members(std::vector<Member>& members) {
+    for (Member& m : members) {
+        HANDLE_ERROR(cudaSetDevice(m.device));
+        HANDLE_ERROR(cudaFree(m.send));
+        HANDLE_ERROR(cudaFree(m.recv));
+        HANDLE_ERROR(cudaStreamDestroy(m.stream));
+        HANDLE_NCCL(ncclCommDestroy(m.comm));
+    }
+}
+
 // The all-reduce of `count` floats: send -> recv on every member, queued on its stream.
 // Several members in one process must be a group: ncclAllReduce may wait for the other
 // ranks, and one thread could not otherwise call it for each of its GPUs in turn.
@@ -192,13 +213,10 @@ int main(int argc, char** argv) {
 #endif
                 std::getenv("NCCL_NVLS_ENABLE"));
     report.size("gpus", (long long)nranks);
+    allocate_members(members, bytes);
     std::vector<cudaStream_t> streams;  // streams[j] belongs to GPU devices[j]
     std::vector<int> devices;
     for (Member& m : members) {
-        HANDLE_ERROR(cudaSetDevice(m.device));
-        HANDLE_ERROR(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
-        HANDLE_ERROR(cudaMalloc(&m.send, bytes));
-        HANDLE_ERROR(cudaMalloc(&m.recv, bytes));
         streams.push_back(m.stream);
         devices.push_back(m.device);
     }
@@ -228,13 +246,7 @@ int main(int argc, char** argv) {
                 (double)dot, reference);
     bool pass = wrong == 0 && (double)dot == reference;
 
-    for (Member& m : members) {
-        HANDLE_ERROR(cudaSetDevice(m.device));
-        HANDLE_ERROR(cudaFree(m.send));
-        HANDLE_ERROR(cudaFree(m.recv));
-        HANDLE_ERROR(cudaStreamDestroy(m.stream));
-        HANDLE_NCCL(ncclCommDestroy(m.comm));
-    }
+    free_members(members);
 #ifdef WITH_MPI
     // Every rank checked its own GPU: the verdict is everyone's.
     int mine = pass ? 1 : 0, all = 0;

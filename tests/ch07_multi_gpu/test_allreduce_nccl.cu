@@ -21,21 +21,10 @@ protected:
         for (int g = 0; g < k; ++g) {
             members[g].device = members[g].rank = g;
             members[g].comm = comms[g];
-            HANDLE_ERROR(cudaSetDevice(g));
-            HANDLE_ERROR(cudaStreamCreate(&members[g].stream));
-            HANDLE_ERROR(cudaMalloc(&members[g].send, capacity * sizeof(float)));
-            HANDLE_ERROR(cudaMalloc(&members[g].recv, capacity * sizeof(float)));
         }
+        allocate_members(members, capacity * sizeof(float));
     }
-    void TearDown() override {
-        for (Member& m : members) {
-            HANDLE_ERROR(cudaSetDevice(m.device));
-            HANDLE_ERROR(cudaFree(m.send));
-            HANDLE_ERROR(cudaFree(m.recv));
-            HANDLE_ERROR(cudaStreamDestroy(m.stream));
-            HANDLE_NCCL(ncclCommDestroy(m.comm));
-        }
-    }
+    void TearDown() override { free_members(members); }
 };
 
 TEST_F(NcclTest, AllReduceMatchesTheCpu) {

@@ -39,56 +39,62 @@ INSTANTIATE_TEST_SUITE_P(Sizes, RingTest,
 
 class RingOrder : public GpuTest {};
 
-// Two all-reduces in a row, no host wait between: the second sums k copies of the first
-// result, so every value is k times the first sum (exact). A missing wait between the
-// calls, or between the steps, lets a GPU read a chunk before it is complete.
-TEST_F(RingOrder, TwoInARowGiveKTimesTheSum) {
-    int k = visible_gpus();
-    long long n = 3 * 1000003;
-    Ring r = make_ring(k, n);
-    fill_ring_inputs(r);
-    ring_allreduce(r);
-    ring_allreduce(r);
-    for (int g = 0; g < k; ++g) HANDLE_ERROR(cudaStreamSynchronize(r.streams[g]));
-    std::vector<float> expected = allreduce_expected_host(n, k), host(n);
-    for (float& e : expected) e *= k;
-    for (int g = 0; g < k; ++g) {
-        HANDLE_ERROR(cudaSetDevice(g));
-        HANDLE_ERROR(cudaMemcpy(host.data(), r.data[g], n * sizeof(float), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(count_wrong(host.data(), expected, n), 0) << "GPU " << g << " of " << k;
-    }
-    free_ring(r);
-}
-
 // A GPU that runs late. Without the events between devices, two equally fast GPUs
-// finish each step at about the same moment and a missing wait rarely shows; here the
-// last GPU starts every step ~20 ms behind the others, so a GPU that copies its
-// neighbour's chunk without waiting for it copies a chunk not yet summed.
+// finish each step at about the same moment and a missing wait rarely shows.
 __global__ void spin_for(long long ns) {
     long long start = clock64(), cycles = ns * 2;  // at least ns at any clock up to 2 GHz
     while (clock64() - start < cycles) __nanosleep(1000);
 }
 
-TEST_F(RingOrder, WaitsForASlowNeighbour) {
-    REQUIRE_GPUS(2);
-    int k = visible_gpus();
-    long long n = 1000003;
-    Ring r = make_ring(k, n);
+// Two all-reduces in a row, no host wait between, GPU `late` held back `late_ns` before
+// each of them (late < 0: none): the second sums k copies of the first result, so every
+// value must be k times the first sum (exact). Returns the wrong values over all GPUs.
+long long wrong_after_two(Ring& r, int late, long long late_ns) {
+    int k = r.k;
+    long long n = r.n;
     fill_ring_inputs(r);
-    HANDLE_ERROR(cudaSetDevice(k - 1));
-    spin_for<<<1, 1, 0, r.streams[k - 1]>>>(20 * 1000 * 1000);
-    CHECK_LAUNCH();
-    ring_allreduce(r);  // twice: the second one's kernels read what the first one's copies
-    ring_allreduce(r);  // wrote on the late GPU
+    for (int call = 0; call < 2; ++call) {
+        if (late >= 0) {
+            HANDLE_ERROR(cudaSetDevice(late));
+            spin_for<<<1, 1, 0, r.streams[late]>>>(late_ns);
+            CHECK_LAUNCH();
+        }
+        ring_allreduce(r);
+    }
     for (int g = 0; g < k; ++g) HANDLE_ERROR(cudaStreamSynchronize(r.streams[g]));
     std::vector<float> expected = allreduce_expected_host(n, k), host(n);
     for (float& e : expected) e *= k;
+    long long wrong = 0;
     for (int g = 0; g < k; ++g) {
         HANDLE_ERROR(cudaSetDevice(g));
         HANDLE_ERROR(cudaMemcpy(host.data(), r.data[g], n * sizeof(float), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(count_wrong(host.data(), expected, n), 0)
-            << "GPU " << g << " of " << k << ", the last one late";
+        wrong += count_wrong(host.data(), expected, n);
     }
+    return wrong;
+}
+
+// A missing wait between the calls, or between the steps, lets a GPU read a chunk
+// before it is complete.
+TEST_F(RingOrder, TwoInARowGiveKTimesTheSum) {
+    int k = visible_gpus();
+    Ring r = make_ring(k, 3 * 1000003);
+    EXPECT_EQ(wrong_after_two(r, -1, 0), 0) << k << " GPUs";
+    free_ring(r);
+}
+
+// Each GPU in turn starts ~20 ms behind the others, twice: a GPU that reads or copies
+// its neighbour's chunk without waiting for its event gets a chunk not yet summed.
+// Whether a missing wait shows depends on how the driver schedules the peer copies
+// (one late GPU, one round, let it pass on two H200s), so every GPU is made late in
+// turn, in 2k rounds, and the second all-reduce's kernels read what the first one's
+// copies wrote.
+TEST_F(RingOrder, WaitsForASlowNeighbour) {
+    REQUIRE_GPUS(2);
+    int k = visible_gpus();
+    Ring r = make_ring(k, 1000003);
+    for (int round = 0; round < 2 * k; ++round)
+        EXPECT_EQ(wrong_after_two(r, round % k, 20 * 1000 * 1000), 0)
+            << k << " GPUs, GPU " << round % k << " late, round " << round;
     free_ring(r);
 }
 
