@@ -159,23 +159,33 @@ template <typename Use, int LD, typename T, typename Fragment>
 __device__ void load_from_shared(Fragment& f, const T* tile) {
 #if TC_GENERIC_LOADS
     wmma::load_matrix_sync(f, tile, LD);
-    return;
-#endif
+#else
     unsigned address = (unsigned)__cvta_generic_to_shared(tile);
     unsigned* r = reinterpret_cast<unsigned*>(f.x);  // 4 registers: 8 BF16s or 4 TF32s
+    // (LD, the row stride, is a constant, "n": the addresses of the rows a thread
+    // reads are then offsets the instructions carry, not arithmetic.)
     constexpr bool a = std::is_same_v<Use, wmma::matrix_a>, tf32 = std::is_same_v<T, float>;
-    // (LD, the row stride, is a constant, "n": the addresses of the rows a
-    // thread reads are then offsets the instructions carry, not arithmetic.)
-#define LOAD(ptx)                                                 \
-    asm volatile(ptx " {%0, %1, %2, %3}, [%4], %5;"               \
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) \
-                 : "r"(address), "n"(LD)                          \
-                 : "memory")
-    if constexpr (a && tf32) LOAD("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32");
-    if constexpr (!a && tf32) LOAD("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32");
-    if constexpr (a && !tf32) LOAD("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16");
-    if constexpr (!a && !tf32) LOAD("wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16");
-#undef LOAD
+    if constexpr (a && tf32)
+        asm volatile("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address), "n"(LD)
+                     : "memory");
+    else if constexpr (tf32)
+        asm volatile("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address), "n"(LD)
+                     : "memory");
+    else if constexpr (a)
+        asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address), "n"(LD)
+                     : "memory");
+    else
+        asm volatile("wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address), "n"(LD)
+                     : "memory");
+#endif
 }
 
 // P = A x B for W x W matrices whose inputs are T: float holding TF32 values

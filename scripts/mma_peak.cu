@@ -13,7 +13,8 @@
 // exactly): after ITERATIONS steps each sum must be ITERATIONS * K / 1024.
 //
 // Standalone build, from this folder (sm_80 or newer):
-//   nvcc -std=c++17 -O2 -arch=native -o mma_peak mma_peak.cu
+//   nvcc -std=c++17 -O2 -arch=sm_80 -o mma_peak mma_peak.cu
+// (-arch=sm_90 on an H100/H200.)
 #include <mma.h>
 #include <cuda_bf16.h>
 #include <cstdio>

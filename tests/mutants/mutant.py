@@ -96,13 +96,18 @@ def work_dir(build, m):
 
 
 def make_tree(build, m):
-    """Copies common/, the chapter and its tests into the mutant's folder, then plants the bug."""
+    """Copies common/, the chapter and its tests (and the patched file, when it lies elsewhere)
+    into the mutant's folder, then plants the bug."""
     root = work_dir(build, m)
     tree = root / "tree"
     if tree.exists():
         shutil.rmtree(tree)
     for part in ("common", m["chapter"], f"tests/{m['chapter']}"):
         shutil.copytree(REPO / part, tree / part)
+    if not (tree / m["source"]).exists() and (REPO / m["source"]).is_file():
+        # A program outside the chapters (scripts/mma_peak.cu): its file alone.
+        (tree / m["source"]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / m["source"], tree / m["source"])
     shutil.copy2(REPO / "tests" / "gpu_test.h", tree / "tests" / "gpu_test.h")
     target = tree / m["source"]
     if not target.exists():
@@ -141,6 +146,8 @@ def compile_program(args, m, tree, root):
     program_source = tree / m["chapter"] / f"{m['program']}.cu"
     if not program_source.exists():
         program_source = program_source.with_suffix(".cpp")
+    if not program_source.exists():  # a program outside the chapters (scripts/mma_peak.cu)
+        program_source = tree / m["source"]
     words = standalone_line(program_source)
     out = root / m["program"]
     words = [args.nvcc] + [w for w in words[1:]] + arch_flags(args.arch)
