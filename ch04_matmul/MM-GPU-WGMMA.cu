@@ -732,6 +732,10 @@ int main(int argc, char** argv) {
     require_hopper(report.device(), args.program());
     require_wgmma_build(args.program());
     report_matrix_run(report, run).size("precision", precision_name(precision));
+    // The launch of the last step run: a block per 128 x 256 tile (step 4: whole clusters).
+    long long row_tiles = ceil_div(W, BM), col_tiles = ceil_div(W, BN);
+    if (last == 4) row_tiles = ceil_div(row_tiles, CLUSTER) * CLUSTER;
+    report.launch(row_tiles * col_tiles, (last <= 2 ? CONSUMERS : CONSUMERS + 1) * WARPGROUP);
 
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
