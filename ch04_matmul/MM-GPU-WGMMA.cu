@@ -26,7 +26,8 @@
 //      warpgroups only multiply; "empty" mbarriers replace __syncthreads(), and
 //      setmaxnreg moves registers from the producer to the consumers
 //   4  clusters of 2 blocks: the two blocks of a cluster need the same slice of B, so each
-//      copies half of it and the copy engine delivers it to both (TMA multicast)
+//      copies half of it and the copy engine delivers it to both (TMA multicast); and the
+//      tiles in groups of rows, so that the blocks running together share A in L2
 // Inputs: BF16 or TF32 (--precision, converted once, outside the timing, as in MM-GPU-TC);
 // sums in FP32. wgmma reads TF32 operands only "K-major" (each row of the slice a run of
 // K), so N is stored transposed by that conversion -- in both precisions, one layout. Any
@@ -610,7 +611,8 @@ inline void free_wgmma_inputs(WgmmaInputs& in) {
 
 const int STEPS = 4;
 const char* STEP_NAMES[STEPS + 1] = {"", "wgmma + TMA, one stage", "mbarrier pipeline, 4 stages",
-                                     "warp specialisation", "clusters of 2, B multicast"};
+                                     "warp specialisation",
+                                     "clusters of 2, B multicast, tile order"};
 
 // The launches: one block per 128 x 256 tile of P, blockIdx.x along the rows (blocks
 // launched one after another share their B slices in the L2 cache). Step 4 rounds the
@@ -698,7 +700,8 @@ const char* USAGE =
     "                    [--compare-cublas] [--json]\n"
     "  --precision P        the inputs' format on the Tensor Cores: 'bf16' (default), 'tf32'\n"
     "  --step S             which kernel: 1 wgmma + TMA, one stage; 2 a 4-stage mbarrier\n"
-    "                       pipeline; 3 warp specialisation; 4 clusters with TMA multicast;\n"
+    "                       pipeline; 3 warp specialisation; 4 clusters with TMA multicast\n"
+    "                       and a tile order that shares A in L2;\n"
     "                       'all' (default): each in turn, each checked and timed\n"
     "  --width W            matrices are W x W floats, 1..32768 (default 1024)\n"
     "  --data KIND          'random': odd multiples of 1/8 in [-1, 1], exact in TF32 and\n"
