@@ -937,3 +937,106 @@ def chapters_table():
         names = ", ".join(p["name"] for p in m["programs"] if p["chapter"] == c["chapter"])
         cog.outl(f"| {c['chapter']} {c['title']} | {names} | {c['ideas']} | "
                  f"[{c['handout']}]({c['handout']}) |")
+
+
+# ---- MM-GPU-WGMMA's steps (docs/ch04_hopper.md), from side/wgmma-steps.log ------------------
+@functools.lru_cache(maxsize=None)
+def wgmma_runs(name="wgmma-steps.log"):
+    """The runs of side/<name> (MM-GPU-WGMMA --step all --compare-cublas, each after a line
+    '$ MM-GPU-WGMMA ARGS'): {(precision, width): {"cublas": {...}, 1: {...}, ...}}, each
+    {"ms", "gflops", "pct"} as printed (pct: the step's share of cuBLAS in the same run)."""
+    path = side_file(os.path.join("side", name))
+    runs, current, last = {}, None, None
+    for text in open(path).read().splitlines() if path else []:
+        if text.startswith("$ MM-GPU-WGMMA"):
+            args = text.split()
+            opt = lambda k, d: args[args.index(k) + 1] if k in args else d
+            current = runs.setdefault((opt("--precision", "bf16"), int(opt("--width", "1024"))), {})
+            continue
+        m = re.match(r"\s+(cuBLAS \(yardstick\)|step (\d), kernel only)\s+median\s+([\d.]+) ms.*?"
+                     r"([\d.]+) GFLOP/s", text)
+        if m and current is not None:
+            last = current.setdefault(int(m.group(2)) if m.group(2) else "cublas", {})
+            last.update(ms=float(m.group(3)), gflops=float(m.group(4)))
+            continue
+        m = re.match(r"\s+([\d.]+)% of cuBLAS", text)
+        if m and last is not None:
+            last["pct"] = float(m.group(1))
+    return runs
+
+
+def wgmma_record(precision, width, step):
+    return wgmma_runs().get((precision, width), {}).get(step)
+
+
+WGMMA_TARGETS = {("bf16", 4096): 85, ("bf16", 8192): 85, ("tf32", 4096): 75}
+
+
+def wgmma_table(name="wgmma-steps.log"):
+    """Each step's TFLOP/s and share of cuBLAS in the same run, per precision and Width."""
+    runs = wgmma_runs(name)
+    keys = [("bf16", 4096), ("bf16", 8192), ("tf32", 4096)]
+    cog.outl("| step | " + " | ".join(f"{p.upper()}, W = {w}" for p, w in keys) + " |")
+    cog.outl("|" + " --- |" * (len(keys) + 1))
+    what = {1: "1: wgmma + TMA, one stage", 2: "2: 4-stage mbarrier pipeline",
+            3: "3: warp specialisation", 4: "4: clusters of 2, multicast, tile order"}
+    for step in (1, 2, 3, 4):
+        cells = []
+        for k in keys:
+            r = runs.get(k, {}).get(step)
+            cells.append(NOT_RUN if not r else
+                         f"{r['gflops'] / 1e3:.1f} TFLOP/s ({r.get('pct', float('nan')):.1f}%)")
+        cog.outl(f"| {what[step]} | " + " | ".join(cells) + " |")
+    cells = []
+    for k in keys:
+        r = runs.get(k, {}).get("cublas")
+        cells.append(NOT_RUN if not r else f"{r['gflops'] / 1e3:.1f} TFLOP/s ({r['ms']:.4g} ms)")
+    cog.outl("| cuBLAS, same run | " + " | ".join(cells) + " |")
+    cells = []
+    for k in keys:
+        r = runs.get(k, {}).get(4)
+        t = WGMMA_TARGETS[k]
+        cells.append(f"≥ {t}%: " + (NOT_RUN if not r or "pct" not in r else
+                                     "met" if r["pct"] >= t else "missed"))
+    cog.outl("| target (step 4) | " + " | ".join(cells) + " |")
+
+
+@functools.lru_cache(maxsize=None)
+def wgmma_variants(name="wgmma-variants.log"):
+    """side/<name>: MM-GPU-WGMMA built with other -DWGMMA_* settings, each run like
+    scripts/wgmma_steps.sh ('=== VARIANT PRECISION WIDTH', then its lines):
+    {(variant, precision, width): {step: {"gflops", "pct"}, "cublas": {...}}}."""
+    path = side_file(os.path.join("side", name))
+    runs, current, last = {}, None, None
+    for text in open(path).read().splitlines() if path else []:
+        m = re.match(r"=== (\S+) (\S+) (\d+)", text)
+        if m:
+            current = runs.setdefault((m.group(1), m.group(2), int(m.group(3))), {})
+            continue
+        m = re.match(r"\s+(cuBLAS \(yardstick\)|step (\d), kernel only)\s+median\s+([\d.]+) ms"
+                     r".*?([\d.]+) GFLOP/s", text)
+        if m and current is not None:
+            last = current.setdefault(int(m.group(2)) if m.group(2) else "cublas", {})
+            last.update(ms=float(m.group(3)), gflops=float(m.group(4)))
+            continue
+        m = re.match(r"\s+([\d.]+)% of cuBLAS", text)
+        if m and last is not None:
+            last["pct"] = float(m.group(1))
+    return runs
+
+
+def wgmma_variants_table(variants):
+    """Step 4 built each way (variants: [(name, what)]), as a share of cuBLAS in the same run,
+    beside step 3 of the same binary."""
+    runs = wgmma_variants()
+    keys = [("bf16", 4096), ("bf16", 8192), ("tf32", 4096)]
+    cog.outl("| step 4 built with | " + " | ".join(f"{p.upper()}, W = {w}: step 3 → step 4"
+                                                  for p, w in keys) + " |")
+    cog.outl("|" + " --- |" * (len(keys) + 1))
+    for variant, what in variants:
+        cells = []
+        for p, w in keys:
+            r = runs.get((variant, p, w), {})
+            s3, s4 = r.get(3, {}).get("pct"), r.get(4, {}).get("pct")
+            cells.append(NOT_RUN if s3 is None or s4 is None else f"{s3:.1f}% → {s4:.1f}%")
+        cog.outl(f"| {what} (`{variant}`) | " + " | ".join(cells) + " |")

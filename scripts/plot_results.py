@@ -121,6 +121,10 @@ def roofline_points(data):
             ops = operations(r)
             if not median or not ops or r.get("program") == "ceilings" or r.get("variant") == "d2d-copy":
                 continue
+            # MM-GPU-WGMMA: its first and last steps only, and not the cuBLAS it compares with
+            # in the same run (the Tensor Core roofs are cuBLAS already).
+            if r.get("variant", "").startswith(("cublas-", "step2-", "step3-")):
+                continue
             flops, moved = ops
             label = f"{r['program']} {r.get('variant') or ''}".strip()
             size = r.get("size") or {}

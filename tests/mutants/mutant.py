@@ -141,6 +141,13 @@ def arch_flags(arch):
     return [f"-arch=sm_{number.group(1)}"] if number else []
 
 
+def own_target(words):
+    """The arch-specific target a standalone line names (-gencode=...sm_90a: wgmma), if any.
+    Such a program is built for that target alone: the chapter's architecture would add a
+    plain sm_90 build of kernels that are empty without the target's instructions."""
+    return [w for w in words if re.search(r"(sm|compute)_\d+a\b", w)]
+
+
 def compile_program(args, m, tree, root):
     """Builds the patched program with its own standalone nvcc line, for one architecture."""
     program_source = tree / m["chapter"] / f"{m['program']}.cu"
@@ -150,7 +157,8 @@ def compile_program(args, m, tree, root):
         program_source = tree / m["source"]
     words = standalone_line(program_source)
     out = root / m["program"]
-    words = [args.nvcc] + [w for w in words[1:]] + arch_flags(args.arch)
+    architecture = [] if own_target(words) else arch_flags(args.arch)
+    words = [args.nvcc] + [w for w in words[1:]] + architecture
     words[words.index("-o") + 1] = str(out)
     return run_build(words, program_source.parent, root / "compile.log"), out
 
@@ -160,8 +168,12 @@ def compile_gtest(args, m, tree, root):
     if not source.exists():
         source = source.with_suffix(".cpp")
     out = root / m["gtest"]
+    program_source = tree / m["chapter"] / f"{m['program']}.cu"
+    if not program_source.exists():
+        program_source = program_source.with_suffix(".cpp")
+    target = own_target(standalone_line(program_source)) if program_source.exists() else []
     words = [args.nvcc, "-std=c++17", "-O2", "-DCUDA_EXAMPLES_NO_MAIN", f"-I{tree}",
-             f"-I{tree / 'tests'}"] + arch_flags(args.arch)
+             f"-I{tree / 'tests'}"] + (target or arch_flags(args.arch))
     words += [f"-I{d}" for arg in args.gtest_include for d in arg.split(":") if d]
     if source.suffix == ".cpp":
         # Compiled as CUDA through a .cu copy ("-x cu" would apply to the libraries after it too).
@@ -170,9 +182,6 @@ def compile_gtest(args, m, tree, root):
         source = cu
     # The libraries the program itself links (its standalone line's -l words: -lcublas,
     # -lnccl, ...), which the test that includes it needs too.
-    program_source = tree / m["chapter"] / f"{m['program']}.cu"
-    if not program_source.exists():
-        program_source = program_source.with_suffix(".cpp")
     libs = [w for w in standalone_line(program_source) if w.startswith("-l")]
     words += [str(source), "-o", str(out)] + args.gtest_lib + libs + ["-lcublas", "-lpthread"]
     return run_build(words, tree, root / "compile-gtest.log"), out
