@@ -145,7 +145,8 @@ class Builder:
             uid = self.fence.uid(slot)
             os.chown(cwd, uid, uid)
         out = cwd / "driver"
-        rc, log, left = self.fence.run(self.words(lab, task, out), cwd, slot, timeout, BUILD_LIMITS)
+        rc, log, left = self.fence.run(self.words(lab, task, out), cwd, slot, timeout, BUILD_LIMITS,
+                                       home=jail)
         log = log.replace(str(tree) + "/", "")
         if rc == "timeout":
             return None, f"the build did not finish within {timeout} s and was stopped", left

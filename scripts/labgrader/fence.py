@@ -129,11 +129,13 @@ class Fence:
             return ["unshare", "-rn"] + lim
         return lim
 
-    def run(self, words, cwd, slot, timeout, limits=None, extra_env=None):
-        """(exit code, or 'timeout'; output; processes killed after it ended)."""
+    def run(self, words, cwd, slot, timeout, limits=None, extra_env=None, home=None):
+        """(exit code, or 'timeout'; output; processes killed after it ended). home: the jail
+        (its tmp/ is TMPDIR); default cwd."""
         token = secrets.token_hex(12)
-        env = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(cwd),
-               "TMPDIR": str(Path(cwd) / "tmp"), "LANG": "C", "LC_ALL": "C", "LAB_FENCE": token}
+        home = Path(home or cwd)
+        env = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(home),
+               "TMPDIR": str(home / "tmp"), "LANG": "C", "LC_ALL": "C", "LAB_FENCE": token}
         for k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):
             if k in os.environ:
                 env[k] = os.environ[k]

@@ -256,6 +256,11 @@ def cmd_selftest(args, grade_folders):
             print(text + "\n")
             scores = {t["id"]: (sum(r[1] for r in rr), sum(r[2] for r in rr), rr) for t, rr in results}
             rows.append((name, scores, total, maximum))
+            out = report.write_reports(lab, results, work / "selftest-reports" / lab["chapter"] /
+                                       name.replace(" ", "-"), meta, folder)
+            doc = json.loads((out / "results.json").read_text())
+            if doc["score"] != total or doc.get("fence") != meta.get("fence"):
+                failures.append(f"{lab['chapter']} {name}: the report is not the grader's")
             if tree_hash(folder) != hashes[name]:
                 failures.append(f"{lab['chapter']} {name}: the grader changed the submission folder")
             if args.build_only:
