@@ -5,7 +5,6 @@ import csv
 import io
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
