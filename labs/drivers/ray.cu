@@ -5,8 +5,10 @@
 #include "lab_driver.h"
 
 // A random scene of `count` spheres in a dim x dim image; the image, both ways of visiting
-// the spheres (--divergent starts each thread at another sphere: the same image).
-void render_once(Driver& d, const std::string& name, int dim, int count) {
+// the spheres (--divergent starts each thread at another sphere: the same image). `front`:
+// sphere `front - 1` is moved in front of all the others, over the middle of the image, so that
+// a loop that skips or never uploads that sphere shows.
+void render_once(Driver& d, const std::string& name, int dim, int count, int front = 0) {
     std::vector<Sphere> spheres(count);
     for (Sphere& s : spheres) {
         s.r = (float)d.rng.range(0, 255) / 255, s.g = (float)d.rng.range(0, 255) / 255;
@@ -14,6 +16,10 @@ void render_once(Driver& d, const std::string& name, int dim, int count) {
         s.radius = (float)d.rng.range(2, std::max(3, dim / 3));
         s.x = (float)d.rng.range(-dim / 2, dim / 2), s.y = (float)d.rng.range(-dim / 2, dim / 2);
         s.z = (float)d.rng.range(-dim, dim);
+    }
+    if (front > 0) {
+        Sphere& s = spheres[front - 1];
+        s.x = s.y = 0, s.z = 2.0f * dim, s.radius = dim / 3.0f;
     }
     for (int divergent = 0; divergent < 2; divergent++) {
         CPUBitmap bitmap(dim, dim);
@@ -34,5 +40,7 @@ void drive(Driver& d) {
     render_once(d, "dim64-spheres1", 64, 1);
     render_once(d, "dim100-spheres20", 100, 20);
     render_once(d, "dim256-spheres200", 256, 200);
+    render_once(d, "dim96-spheres30-first-in-front", 96, 30, 1);
+    render_once(d, "dim96-spheres30-last-in-front", 96, 30, 30);
     render_once(d, "random", (int)d.rng.range(2, 300), (int)d.rng.range(2, 300));
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import lint, report, score
 from .build import Builder
 from .fence import Fence, gpu_probe
-from .kit import cmd_check, cmd_list, cmd_make, cmd_selftest
+from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
 from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab, region_body
 
 
@@ -189,6 +189,11 @@ def build_parser(doc):
     mk.add_argument("chapter")
     mk.add_argument("dir")
     mk.add_argument("--solution", action="store_true", help="the full programs (an answer folder)")
+    kt = sub.add_parser("kit", help="a grading kit without the solutions (reference prebuilt)")
+    kt.add_argument("chapter")
+    kt.add_argument("dir")
+    kt.add_argument("--arch", default="sm_90", help="nvcc -arch of the prebuilt reference")
+    kt.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     li = sub.add_parser("lint", help="check the regions of a folder (no GPU)")
     li.add_argument("dir")
     li.add_argument("--lab", help="the lab (default: every lab whose files are there)")
@@ -240,6 +245,11 @@ def run(doc, argv=None):
             lab = cmd_make(args.chapter, args.dir, args.solution)
             print(f"lab {lab['chapter']} written to {args.dir} ({'solution' if args.solution else 'skeleton'}):"
                   f" {', '.join(lab['files'])}; grade it with {args.dir}/grade.sh")
+            return EXIT_OK
+        if args.command == "kit":
+            lab = cmd_kit(args.chapter, args.dir, args.arch, args.nvcc)
+            print(f"grading kit of lab {lab['chapter']} written to {args.dir}: students grade with "
+                  f"CUDA_EXAMPLES_REPO={args.dir} ./grade.sh (no solution source inside)")
             return EXIT_OK
         if args.command == "lint":
             return cmd_lint(args)

@@ -11,6 +11,19 @@ CLOSE = re.compile(r"^\s*// LAB \}\s*$")
 TOOLS = ("memcheck", "racecheck", "synccheck")
 
 
+def kit_info(repo=REPO):
+    """The grading kit's kit.json (lab.py kit), or None in the course repository."""
+    path = Path(repo) / "kit.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def file_task(lab, task):
+    """In a grading kit the programs are skeletons: a task is spliced together with the
+    student's other regions of the same file (the kit has no reference for them)."""
+    regions_ = {n: s for t in lab["tasks"] if t["file"] == task["file"] for n, s in t["regions"].items()}
+    return dict(task, regions=regions_)
+
+
 class LabError(Exception):
     """A lab definition, a marker or a student's file that the grader cannot use."""
 

@@ -7,6 +7,7 @@ Before anything is built, every region of a submission is read as C++ tokens and
     trigraph or raw string, only printable ASCII;
   - hold none of the words that leave the function or the language: asm, static, extern, main,
     __attribute__, _Pragma, using, namespace, template, typedef, ... (BANNED);
+  - use none of the region's "forbidden_names" (a schedule may not compute on the CPU);
   - call only what its task needs: the region's "calls" in labs/labs.json, and for a device
     region the few device functions of DEVICE_CALLS (never printf, never a clock). A call
     through an expression ((f)(x), p[0](x)) and a name qualified with '::' that is not on the
@@ -163,6 +164,10 @@ def lint_region(body, first_line, spec, where, region):
             continue
         if t.text in BANNED or t.text.startswith("__builtin") or t.text.startswith("__asm"):
             bad(t.line, "forbidden word", f"'{t.text}': {BANNED.get(t.text, 'a compiler builtin')}")
+            continue
+        if t.text in spec.get("forbidden_names", []):
+            bad(t.line, "name not allowed", f"'{t.text}': this region schedules the GPU's work; "
+                "it may not touch the data itself")
             continue
         if t.text in NOT_CALLS:
             continue

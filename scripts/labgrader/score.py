@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from . import intake, lint, verify
-from .labs import LabError, region_body, splice
+from .labs import LabError, file_task, kit_info, region_body, splice
 
 WHAT = {"memcheck": "an out-of-bounds or misaligned memory access",
         "racecheck": "a race in shared memory: threads read and write the same place with no "
@@ -56,7 +56,8 @@ def prepare(lab, folder, repo):
                                    "\n".join(problems[:8]))
                 continue
             reference = (repo / lab["folder"] / task["file"]).read_text()
-            out[task["id"]] = (splice(reference, text, task, f"{shown_name} (reference)", shown_name), None)
+            whole = file_task(lab, task) if kit_info(repo) else task
+            out[task["id"]] = (splice(reference, text, whole, f"{shown_name} (reference)", shown_name), None)
         except LabError as e:
             out[task["id"]] = (None, str(e))
     return out
@@ -146,6 +147,10 @@ class Grader:
                     if rc != 0:
                         if who == "reference":
                             raise LabError(f"the reference failed its timed run (exit {rc})")
+                        if rc == "timeout":
+                            return False, (f"{perf['what']}: your code did not finish its timed "
+                                           f"launches within {self.timeout} s (the reference takes "
+                                           f"{best['reference']:.3g} ms a launch): far too slow")
                         return False, f"your code failed the timed run (exit {rc})"
                     recs, times = verify.read_records(out)
                     if perf["variant"] not in times:

@@ -154,8 +154,8 @@ class Fence(unittest.TestCase):
         self.assertLess(time.time() - started, 20)
 
     def test_a_setsid_process_does_not_outlive_the_run(self):
-        marker = f"lab-fence-test-{os.getpid()}"
-        rc, _, killed = self.run_fenced(f"setsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 & echo started")
+        marker = f"sleep 299.{os.getpid()}"  # a process no one else runs
+        rc, _, killed = self.run_fenced(f"setsid {marker} </dev/null >/dev/null 2>&1 & sleep 0.5; echo started")
         self.assertEqual(rc, 0)
         time.sleep(0.2)
         alive = subprocess.run(["pgrep", "-f", marker], stdout=subprocess.PIPE).stdout.strip()

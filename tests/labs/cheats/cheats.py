@@ -99,6 +99,13 @@ CHEATS = [
      "make": region("streams.cu", "ch06.depth-first", "(system)(\"cp /bin/true build-lab/cache\");")},
     {"name": "replaces-cached-reference", "lab": "ch06", "zero": ["ch06.2"], "gpu": False,
      "make": region("streams.cu", "ch06.breadth-first", "rename(\"/tmp/mine\", \"build-lab/cache/x/driver\");")},
+    {"name": "computes-on-the-cpu", "lab": "ch06", "zero": ["ch06.2"], "gpu": False,
+     "make": region("streams.cu", "ch06.breadth-first",
+                    "for (long long i = 0; i < p.n; i++) {",
+                    "    word_t x = p.host_in[i];",
+                    "    for (int k = 0; k < p.steps; k++) x = LCG_A * x + LCG_C;",
+                    "    p.host_out[i] = x;",
+                    "}")},
     # The submitted files themselves.
     {"name": "file-is-symlink-to-solution", "lab": "ch02", "zero": ["ch02.2"], "gpu": False,
      "make": replace_file(NN, symlink_to_solution)},
