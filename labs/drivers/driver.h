@@ -61,6 +61,24 @@ struct Driver {
     void record(const std::string& name, const std::vector<unsigned char>& v) {
         record(name, "u8", v.data(), v.size(), 1);
     }
+    // The outputs of a timed run, as one 64-bit digest of their bytes (the reference's run with
+    // the same seed must give the same): large outputs need not travel through a file.
+    template <class T>
+    void digest(const std::string& name, const std::vector<T>& v) {
+        const unsigned char* p = reinterpret_cast<const unsigned char*>(v.data());
+        size_t bytes = v.size() * sizeof(T);
+        uint64_t h = 1469598103934665603ull ^ bytes;
+        size_t i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            uint64_t word;
+            std::memcpy(&word, p + i, 8);
+            h = (h ^ word) * 1099511628211ull;
+            h ^= h >> 29;
+        }
+        for (; i < bytes; i++) h = (h ^ p[i]) * 1099511628211ull;
+        std::vector<long long> one(1, (long long)h);
+        record(name, one);
+    }
     void timed(const std::string& name, float ms) {
         std::fprintf(out, "time %s %.6f\n", name.c_str(), ms);
     }

@@ -104,7 +104,7 @@ def grade_folders(lab, folders, args, names=None):
                     rows = grader.task(task, plan, lock)
                 results.append((task, rows))
             return results
-        with concurrent.futures.ThreadPoolExecutor(max(1, min(4, args.jobs))) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
             all_results = list(pool.map(grade_one, range(len(folders))))
         meta["left_over_processes_killed"] = grader.left_over
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None

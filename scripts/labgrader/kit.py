@@ -223,7 +223,7 @@ def unexpected_warnings(lab, name, log):
                for v in spec.get("unused_in_skeleton", [])}
     out = []
     for line in log.split("\n"):
-        if not re.search(r"\bwarning\b", line):
+        if not re.search(r"\bwarning\s*[#:]", line):
             continue
         m = re.search(r'variable "(\w+)" was (declared but never referenced|set but never used)', line)
         if m and m.group(1) in allowed:
