@@ -155,7 +155,12 @@ def cmd_grade_class(args):
     lab = lab_from_args(args)
     root = Path(args.dir)
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
-    graded, why = grade_folders(lab, folders, args)
+    try:
+        graded, why = grade_folders(lab, folders, args)
+    except Exception as e:  # noqa: BLE001  (every student still gets a row and a report)
+        why = None
+        error = f"the grader failed: {type(e).__name__}: {e}"
+        graded = [(f, report.cannot_grade_results(lab, error), {"grader_error": error}) for f in folders]
     csv_path = Path(args.csv or root / f"scores-{lab['chapter']}.csv")
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -178,6 +183,8 @@ def cmd_grade_class(args):
     if why:
         print(f"lab.py grade-class: CANNOT GRADE here: {why}")
         return EXIT_CANNOT
+    if graded and "grader_error" in graded[0][2]:
+        print(f"lab.py grade-class: {graded[0][2]['grader_error']}")
     return EXIT_OK if all_full else EXIT_LOST
 
 
