@@ -35,13 +35,19 @@ BANNED = {
     "new": "an allocation", "delete": "a deallocation", "this": "this",
 }
 # Words that look like calls but are not: statements, casts, sizeof.
-NOT_CALLS = {"if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype", "do",
-             "else", "case", "static_cast", "noexcept"}
+STATEMENTS = {"if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype", "do",
+              "else", "case", "static_cast", "noexcept"}
+# Function-style casts and temporaries of plain types, float(x) or dim3(4, 4), are not calls.
+TYPES = {"float", "double", "int", "unsigned", "long", "short", "char", "bool", "size_t", "dim3",
+         "float2", "float4", "int2", "int4", "elem_t", "word_t"}
+NOT_CALLS = STATEMENTS | TYPES
 # A declaration's name follows its type: `dim3 threads(4, 4)` declares, it does not call.
 BEFORE_EXPRESSION = {"return", "else", "do", "case", "sizeof", "co_return"}
 DEVICE_CALLS = {"__syncthreads", "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
                 "__shfl_xor_sync", "min", "max", "fminf", "fmaxf", "fabsf", "sqrtf", "fmaf",
-                "__fmaf_rn", "__fadd_rn", "__fmul_rn", "__ldg", "atomicAdd", "__float2int_rn"}
+                "__fmaf_rn", "__fadd_rn", "__fmul_rn", "__ldg", "atomicAdd", "__float2int_rn",
+                "__ballot_sync", "__any_sync", "__all_sync", "__activemask", "__popc",
+                "__syncthreads_count", "__syncthreads_or", "__syncthreads_and"}
 HOST_CALLS = {"min", "max", "std::min", "std::max", "ceil_div"}
 DIGRAPHS = ("<%", "%>", "<:", ":>", "%:")
 PUNCT3 = ("<<=", ">>=", "...", "->*", "<=>")
@@ -111,6 +117,17 @@ def tokens(text, first_line):
     return out, problems
 
 
+def is_cast(toks, close):
+    """True when the ')' at toks[close] ends a C-style cast to a plain type: (float)(x)."""
+    if toks[close].text != ")":
+        return False
+    inner, j = [], close - 1
+    while j >= 0 and toks[j].text != "(":
+        inner.append(toks[j].text)
+        j -= 1
+    return j >= 0 and bool(inner) and all(w in TYPES or w in ("const", "*", "&") for w in inner)
+
+
 def lint_region(body, first_line, spec, where, region):
     """[message] for one region: body is its lines, first_line the number of the first."""
     kind = spec.get("kind", "device")
@@ -151,7 +168,7 @@ def lint_region(body, first_line, spec, where, region):
                     depth[closer[t.text]] = 0
                     if t.text == "}":
                         break  # what follows would be outside the function: stop here
-                if nxt is not None and nxt.text == "(":
+                if nxt is not None and nxt.text == "(" and not is_cast(toks, idx):
                     bad(t.line, "call through an expression",
                         f"'{t.text}(' calls what an expression gives: call a function by its name")
             elif t.text == "::":
@@ -186,7 +203,7 @@ def lint_region(body, first_line, spec, where, region):
         if callee is None:
             continue
         if prev is not None and prev.kind == "name" and prev.text not in BEFORE_EXPRESSION and \
-                prev.text not in NOT_CALLS:
+                prev.text not in STATEMENTS:
             continue  # a declaration with constructor arguments: `dim3 threads(4, 4)`
         name = callee
         if prev is not None and prev.text == "::" and idx >= 2:

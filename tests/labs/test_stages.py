@@ -119,6 +119,7 @@ class Lint(unittest.TestCase):
                  (("asm(\"exit;\");",), "forbidden word"), (("static int k;",), "forbidden word"),
                  (("printf(\"x\");",), "forbidden word"), (("long t = clock64();",), "forbidden word"),
                  (("(system)(\"x\");",), "call through an expression"),
+                 (("(int)(system)(\"x\");",), "call through an expression"),
                  (("std::system(\"x\");",), "qualified name"), (("foo(1);",), "call not allowed"),
                  (("int x = 1; {",), "leaves its function"), (("x = \"é\";",), "not plain text")]
         for lines, rule in cases:
@@ -131,6 +132,7 @@ class Lint(unittest.TestCase):
         self.assertEqual(self.lint("v += __shfl_down_sync(FULL_WARP, v, 16);", "__syncthreads();"), [])
         self.assertEqual(self.lint("if (t > (maxz)) r = s[i].hit(ox, oy, &n);", calls=[".hit"]), [])
         self.assertTrue(self.lint("r = s[i].hit(ox, oy, &n);"))
+        self.assertEqual(self.lint("float f = float(i) * 2.0f;", "c[i] = (elem_t)(a[i]);"), [])
 
 
 class Fence(unittest.TestCase):
