@@ -39,7 +39,8 @@
 #include "dot.h"
 
 const int WARP_SIZE = 32;
-const unsigned FULL_WARP = 0xffffffffu;  // all 32 lanes take part in a shuffle
+[[maybe_unused]] const unsigned FULL_WARP = 0xffffffffu;  // all 32 lanes take part in a shuffle
+// ([[maybe_unused]]: the lab's skeleton, scripts/lab.py make ch03, leaves warp_sum to write)
 const int SECOND_PASS_THREADS = 1024;
 
 // The sum of `v` over the 32 lanes of a warp, in 5 steps: each lane adds the

@@ -1,0 +1,45 @@
+// The grading driver of labs ch04.1 and ch04.2 (labs/drivers/driver.h):
+// launch_matmul_gm(M, N, P, Width, block_side, accumulate_in_global).
+#include "MM-GPU-GM.cu"
+#include "lab_driver.h"
+
+// P = M x N. The inputs are odd multiples of 1/8, so every sum is exact in float whatever the
+// order of its terms. P has a guard float past W * W that must keep the poison (NaN).
+void multiply_once(Driver& d, const std::string& name, int W, int block_side, bool global_sum) {
+    size_t count = (size_t)W * W, bytes = count * sizeof(float);
+    std::vector<float> M(count), N(count), P(count + 1);
+    for (size_t i = 0; i < count; i++) M[i] = d.rng.eighth(), N[i] = d.rng.eighth();
+    float *dM, *dN, *dP;
+    HANDLE_ERROR(cudaMalloc(&dM, bytes));
+    HANDLE_ERROR(cudaMalloc(&dN, bytes));
+    HANDLE_ERROR(cudaMalloc(&dP, bytes + sizeof(float)));
+    HANDLE_ERROR(cudaMemcpy(dM, M.data(), bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemcpy(dN, N.data(), bytes, cudaMemcpyHostToDevice));
+    HANDLE_ERROR(cudaMemset(dP, 0xFF, bytes + sizeof(float)));
+    launch_matmul_gm(dM, dN, dP, W, block_side, global_sum);
+    HANDLE_ERROR(cudaMemcpy(P.data(), dP, bytes + sizeof(float), cudaMemcpyDeviceToHost));
+    d.record(name, P);
+    HANDLE_ERROR(cudaFree(dM));
+    HANDLE_ERROR(cudaFree(dN));
+    HANDLE_ERROR(cudaFree(dP));
+}
+
+void drive(Driver& d) {
+    if (d.sanitize()) {
+        multiply_once(d, "W33-b16", 33, 16, false);
+        multiply_once(d, "W100-b7", 100, 7, false);
+        multiply_once(d, "W45-b8-global", 45, 8, true);
+        return;
+    }
+    for (int global = 0; global < 2; global++) {
+        std::string g = global ? "-global" : "";
+        multiply_once(d, "W1-b16" + g, 1, 16, global);
+        multiply_once(d, "W33-b16" + g, 33, 16, global);
+        multiply_once(d, "W100-b7" + g, 100, 7, global);
+        multiply_once(d, "W64-b32" + g, 64, 32, global);
+        multiply_once(d, "W20-b32" + g, 20, 32, global);  // a block larger than the matrix
+        int W = (int)d.rng.range(2, 260);
+        multiply_once(d, "random" + g, W, (int)d.rng.range(1, 32), global);
+    }
+    multiply_once(d, "W1025-b16", 1025, 16, false);
+}

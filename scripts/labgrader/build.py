@@ -1,0 +1,174 @@
+"""Builds of the grading driver (labs/drivers): one program per task, with the reference's
+regions (built by the grader, cached by content, checked by hash before every use) or with the
+student's (built inside the fence, with a time limit, never cached across runs)."""
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from .labs import REPO, LabError, kit_info
+
+sys.path.insert(0, str(REPO / "tests" / "mutants"))
+import mutant  # noqa: E402  (standalone_line, arch_flags)
+
+BUILD_LIMITS = {"nproc": 256, "fsize": 512 << 20, "nofile": 1024}
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def driver_source(task):
+    path = REPO / "labs" / "drivers" / f"{Path(task['file']).stem}.cu"
+    if not path.exists():
+        raise LabError(f"no grading driver {path.relative_to(REPO)} for {task['file']}")
+    return path
+
+
+def tree_digest(lab):
+    """One hash of everything a driver build reads besides the spliced program."""
+    h = hashlib.sha256()
+    for root in (REPO / "common", REPO / lab["folder"], REPO / "labs" / "drivers"):
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                h.update(str(p.relative_to(REPO)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+class Builder:
+    def __init__(self, work, arch, nvcc, fence, shared_cache):
+        self.work, self.arch, self.nvcc, self.fence = Path(work), arch, nvcc, fence
+        # The reference cache is shared between runs only when student code runs as another uid
+        # (it cannot write the grader's files); otherwise each run builds its own.
+        self.cache = (self.work / "cache") if shared_cache else (self.work / "private-cache")
+        self.cache.mkdir(parents=True, exist_ok=True)
+        self.cache.chmod(0o755)
+        self.hashes = {}  # key -> sha256 of the binary, as built in this run
+        self.lock = threading.Lock()
+        self.digests = {}
+
+    def arch_flags(self):
+        if re.match(r"^\d", self.arch or ""):
+            return mutant.arch_flags(self.arch)
+        return [f"-arch={self.arch}"] if self.arch else []
+
+    def words(self, lab, task, out):
+        folder = REPO / lab["folder"]
+        line = mutant.standalone_line(folder / task["file"])
+        words = [self.nvcc] + line[1:]
+        words[words.index("-o") + 1] = str(out)
+        words = ["grade_driver.cu" if w == task["file"] else w for w in words]
+        return words[:1] + ["-lineinfo", "-DCUDA_EXAMPLES_NO_MAIN"] + self.arch_flags() + words[1:]
+
+    def tree(self, lab, task, text, where):
+        tree = Path(where)
+        shutil.copytree(REPO / "common", tree / "common", ignore=shutil.ignore_patterns("*.md"))
+        shutil.copytree(REPO / lab["folder"], tree / lab["folder"],
+                        ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.txt", "*.py"))
+        (tree / lab["folder"] / task["file"]).write_text(text)
+        shutil.copy2(REPO / "labs" / "drivers" / "driver.h", tree / lab["folder"] / "lab_driver.h")
+        shutil.copy2(driver_source(task), tree / lab["folder"] / "grade_driver.cu")
+        for p in [tree] + list(tree.rglob("*")):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        return tree / lab["folder"]
+
+    def key(self, lab, task, text):
+        with self.lock:
+            if lab["chapter"] not in self.digests:
+                self.digests[lab["chapter"]] = tree_digest(lab)
+        return hashlib.sha256("\0".join([self.digests[lab["chapter"]], task["id"], task["file"],
+                                         text, self.arch, self.nvcc]).encode()).hexdigest()[:24]
+
+    def reference(self, lab, task, text, timeout=600):
+        """(binary path, log): the driver with the reference's regions, cached and hash-checked.
+        In a grading kit (lab.py kit): the kit's prebuilt reference, checked against kit.json."""
+        kit = kit_info()
+        if kit is not None:
+            binary = REPO / "reference" / task["id"] / "driver"
+            want = kit["references"].get(task["id"])
+            st = os.lstat(binary)
+            if not stat.S_ISREG(st.st_mode) or sha256_file(binary) != want:
+                raise LabError(f"the kit's reference for {task['id']} is not the one it was made with")
+            with self.lock:
+                self.hashes[binary.parent.name] = want
+            return binary, ""
+        key = self.key(lab, task, text)
+        root = self.cache / key
+        binary, manifest = root / "driver", root / "manifest.json"
+        with self.lock:
+            known = self.hashes.get(key)
+        if manifest.exists() and binary.exists():
+            want = known or json.loads(manifest.read_text()).get("sha256")
+            st = os.lstat(binary)
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and
+                    not st.st_mode & 0o022 and sha256_file(binary) == want):
+                with self.lock:
+                    self.hashes[key] = want
+                return binary, ""
+            shutil.rmtree(root, ignore_errors=True)  # changed or foreign: never used, rebuilt
+        tmp = Path(tempfile.mkdtemp(dir=self.cache, prefix="build-"))
+        try:
+            cwd = self.tree(lab, task, text, tmp / "tree")
+            r = subprocess.run(self.words(lab, task, tmp / "driver"), cwd=cwd, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace", timeout=timeout)
+            if r.returncode != 0:
+                raise LabError(f"the reference driver of {task['id']} does not build:\n{r.stdout[-2000:]}")
+            root.mkdir(exist_ok=True)
+            shutil.move(str(tmp / "driver"), binary)
+            binary.chmod(0o755)
+            digest = sha256_file(binary)
+            manifest.write_text(json.dumps({"sha256": digest, "task": task["id"]}) + "\n")
+            root.chmod(0o755)
+            with self.lock:
+                self.hashes[key] = digest
+            return binary, r.stdout
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def verified(self, binary):
+        """Raises unless the binary still has the hash it was built (or checked) with."""
+        with self.lock:
+            want = self.hashes.get(Path(binary).parent.name)
+        if want is None or sha256_file(binary) != want:
+            raise LabError(f"{binary} changed after it was built: not used")
+        return binary
+
+    def student(self, lab, task, text, scratch, slot, timeout):
+        """(binary or None, log, leftovers): the driver with the student's regions, built in
+        the fence (its own uid, no network, time limit); the binary is copied out to a folder
+        only the grader writes."""
+        jail = self.fence.jail(scratch, slot, f"build-{task['id']}-{os.urandom(4).hex()}")
+        tree = jail / "tree"
+        cwd = self.tree(lab, task, text, tree)
+        if self.fence.drops_uid:  # the fenced compiler writes only its output and temporaries
+            uid = self.fence.uid(slot)
+            os.chown(cwd, uid, uid)
+        out = cwd / "driver"
+        rc, log, left = self.fence.run(self.words(lab, task, out), cwd, slot, timeout, BUILD_LIMITS,
+                                       home=jail)
+        log = log.replace(str(tree) + "/", "")
+        if rc == "timeout":
+            return None, f"the build did not finish within {timeout} s and was stopped", left
+        if rc != 0 or not out.exists():
+            return None, log, left
+        st = os.lstat(out)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "the build made no program", left
+        keep = Path(scratch) / "bin" / f"{task['id']}-{os.urandom(4).hex()}"
+        keep.parent.mkdir(exist_ok=True)
+        keep.parent.chmod(0o755)
+        shutil.copyfile(out, keep)
+        keep.chmod(0o555)
+        return keep, log, left

@@ -1,0 +1,272 @@
+"""The command line of scripts/lab.py (its docstring lists the commands)."""
+import argparse
+import concurrent.futures
+import csv
+import io
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from . import lint, report, score
+from .build import Builder
+from .fence import Fence, gpu_probe
+from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
+from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab, region_body
+
+
+def cmd_lint(args):
+    """Every region of every task of the lab in DIR: one line per violation."""
+    lab = find_lab(args.lab)[0] if args.lab else None
+    labs = [lab] if lab else [find_lab(c)[0] for c in ("ch02", "ch03", "ch04", "ch05", "ch06")]
+    from . import intake
+    problems, seen = [], 0
+    for lab in labs:
+        taken = intake.take(args.dir, lab)
+        if not args.lab and all(t[0] is None for t in taken.values()):
+            continue
+        for task in lab["tasks"]:
+            text, why, shown = taken[task["file"]]
+            if text is None:
+                problems.append(f"{why}")
+                continue
+            for name, spec in task["regions"].items():
+                try:
+                    body, first = region_body(text, name, shown)
+                except LabError as e:
+                    problems.append(str(e))
+                    continue
+                seen += 1
+                problems += lint.lint_region(body, first, spec, shown, name)
+    for p in dict.fromkeys(problems):
+        print(p)
+    if not problems:
+        print(f"lab.py lint: {seen} regions, no violation")
+    return EXIT_OK if not problems and seen else EXIT_LOST
+
+
+def grade_folders(lab, folders, args, names=None):
+    """[(folder, results, meta)]: every folder graded, each task on its own."""
+    fence = Fence(getattr(args, "fence", None))
+    names = names or [Path(f).name for f in folders]
+    meta = {"fence": fence.kind, "fence_detail": fence.describe()}
+    why = None if args.build_only else gpu_probe()
+    if why is None and not args.build_only and (not args.nvcc or not Path(args.nvcc).exists()):
+        why = "nvcc was not found (install the CUDA toolkit, or pass --nvcc)"
+    if why:
+        return [(f, report.cannot_grade_results(lab, why), dict(meta, cannot_grade=why)) for f in folders], why
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="lab-grade-"))
+    scratch.chmod(0o711)
+    try:
+        builder = Builder(work, args.arch, args.nvcc, fence, shared_cache=fence.drops_uid)
+        prepared = [score.prepare(lab, f, REPO) for f in folders]
+        reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
+        started = time.time()
+        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            refs = {t["id"]: pool.submit(builder.reference, lab, t, reference_text[t["id"]]) for t in lab["tasks"]}
+            refs = {k: v.result()[0] for k, v in refs.items()}
+
+            def build(item):
+                task, text = item
+                slot = fence.take_slot()
+                try:
+                    return builder.student(lab, task, text, scratch, slot, args.build_timeout)
+                finally:
+                    fence.give_slot(slot)
+            jobs = {}
+            for i, prep in enumerate(prepared):
+                for task in lab["tasks"]:
+                    text, _ = prep[task["id"]]
+                    if text is not None:
+                        jobs[(i, task["id"])] = pool.submit(build, (task, text))
+            built = {k: v.result() for k, v in jobs.items()}
+        meta["build_s"] = round(time.time() - started, 1)
+        grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
+        lock = work / "perf.lock"
+
+        def grade_one(i):
+            results = []
+            for task in lab["tasks"]:
+                text, error = prepared[i][task["id"]]
+                plan = {"error": error, "reference": refs[task["id"]]}
+                if text is not None:
+                    binary, log, left = built[(i, task["id"])]
+                    grader.left_over += left
+                    plan.update(binary=binary, log=log)
+                if args.build_only:
+                    rows = [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
+                             else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
+                            for c in score.checks_of(task)]
+                else:
+                    rows = grader.task(task, plan, lock)
+                results.append((task, rows))
+            return results
+        with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
+            all_results = list(pool.map(grade_one, range(len(folders))))
+        meta["left_over_processes_killed"] = grader.left_over
+        return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def lab_from_args(args):
+    chapter = args.lab or os.environ.get("CUDA_LAB")
+    if not chapter:
+        raise LabError("say which lab with --lab CHAPTER (or CUDA_LAB): the grader never takes it "
+                       "from the submission")
+    return find_lab(chapter)[0]
+
+
+def cmd_grade(args):
+    out = Path(args.out) if args.out else Path(args.work) / "reports" / (Path(args.dir).resolve().name or "submission")
+    try:
+        lab = lab_from_args(args)
+    except LabError as e:
+        print(f"lab.py grade: {e}")
+        return EXIT_USAGE
+    try:
+        report.safe_dir(out, args.dir)
+    except LabError as e:
+        print(f"lab.py grade: {e}")
+        return EXIT_USAGE
+    try:
+        [(folder, results, meta)], why = grade_folders(lab, [args.dir], args)
+    except Exception as e:  # noqa: BLE001  (the report still says what happened)
+        why = None
+        results = report.cannot_grade_results(lab, f"the grader failed: {type(e).__name__}: {e}")
+        meta = {"grader_error": str(e)}
+    text, total, maximum = report.table(lab, results, str(args.dir))
+    print(text)
+    report.write_reports(lab, results, out, meta, args.dir)
+    print(f"fence: {meta.get('fence_detail', '?')}\n(results.json and junit.xml in {out})")
+    if why:
+        print(f"lab.py grade: CANNOT GRADE here: {why}\nScore 0: this is not a pass. Grade on a "
+              "machine with an NVIDIA GPU and the CUDA toolkit.")
+        return EXIT_CANNOT
+    if "grader_error" in meta:
+        return EXIT_LOST
+    return EXIT_OK if total == maximum else EXIT_LOST
+
+
+def cmd_grade_class(args):
+    lab = lab_from_args(args)
+    root = Path(args.dir)
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    try:
+        graded, why = grade_folders(lab, folders, args)
+    except Exception as e:  # noqa: BLE001  (every student still gets a row and a report)
+        why = None
+        error = f"the grader failed: {type(e).__name__}: {e}"
+        graded = [(f, report.cannot_grade_results(lab, error), {"grader_error": error}) for f in folders]
+    csv_path = Path(args.csv or root / f"scores-{lab['chapter']}.csv")
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["student"] + [t["id"] for t in lab["tasks"]] + ["total", "max", "lost"])
+    all_full = True
+    for folder, results, meta in graded:
+        text, total, maximum = report.table(lab, results, folder.name)
+        print(text + "\n")
+        try:
+            report.write_reports(lab, results, Path(args.work) / "reports" / folder.name, meta, folder)
+        except LabError as e:
+            print(f"lab.py grade-class: {folder.name}: {e}")
+        lost = "; ".join(f"{t['id']} {c}: {r[:120]}" for t, rows in results for c, p, m, r in rows if p < m)
+        w.writerow([folder.name] + [sum(r[1] for r in rows) for _, rows in results] + [total, maximum, lost])
+        all_full &= total == maximum
+    out_dir = report.safe_dir(csv_path.parent)
+    report.write_atomic(out_dir, csv_path.name, buf.getvalue())
+    print(f"scores of {len(folders)} submissions: {csv_path}"
+          f" (fence: {graded[0][2].get('fence_detail') if graded else '?'})")
+    if why:
+        print(f"lab.py grade-class: CANNOT GRADE here: {why}")
+        return EXIT_CANNOT
+    if graded and "grader_error" in graded[0][2]:
+        print(f"lab.py grade-class: {graded[0][2]['grader_error']}")
+    return EXIT_OK if all_full else EXIT_LOST
+
+
+def build_parser(doc):
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the labs and their tasks")
+    mk = sub.add_parser("make", help="write a student folder")
+    mk.add_argument("chapter")
+    mk.add_argument("dir")
+    mk.add_argument("--solution", action="store_true", help="the full programs (an answer folder)")
+    kt = sub.add_parser("kit", help="a grading kit without the solutions (reference prebuilt)")
+    kt.add_argument("chapter")
+    kt.add_argument("dir")
+    kt.add_argument("--arch", default="sm_90", help="nvcc -arch of the prebuilt reference")
+    kt.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    li = sub.add_parser("lint", help="check the regions of a folder (no GPU)")
+    li.add_argument("dir")
+    li.add_argument("--lab", help="the lab (default: every lab whose files are there)")
+
+    def grading(q):
+        q.add_argument("--arch", default="native", help="nvcc -arch (default native; e.g. sm_90)")
+        q.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+        q.add_argument("--sanitizer", default=shutil.which("compute-sanitizer") or
+                       "/usr/local/cuda/bin/compute-sanitizer")
+        q.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+        q.add_argument("--timeout", type=int, default=60, help="seconds before a run is a hang")
+        q.add_argument("--build-timeout", type=int, default=300, help="seconds before a build is stopped")
+        q.add_argument("--work", default=str(REPO / "build-lab"), help="builds, cache and reports")
+        q.add_argument("--build-only", action="store_true", help="build, run nothing")
+        q.add_argument("--seed", type=int, help="the inputs' seed (default: a new one each run)")
+        q.add_argument("--fence", choices=["bwrap", "unshare+setpriv", "unshare-user", "setsid"],
+                       help="force a fence (default: the strongest that works here)")
+        q.add_argument("--gtest-lib", action="append", default=[], help=argparse.SUPPRESS)
+        q.add_argument("--gtest-include", action="append", default=[], help=argparse.SUPPRESS)
+
+    gr = sub.add_parser("grade", help="grade one student's folder")
+    gr.add_argument("dir", nargs="?", default=".")
+    gr.add_argument("--lab", help="the lab (or CUDA_LAB); never read from the submission")
+    gr.add_argument("--out", help="where results.json and junit.xml go (default WORK/reports/NAME)")
+    grading(gr)
+    gc = sub.add_parser("grade-class", help="grade every folder under SUBMISSIONS")
+    gc.add_argument("dir")
+    gc.add_argument("--lab", required=True)
+    gc.add_argument("--csv", help="the table of scores (default SUBMISSIONS/scores-CH.csv)")
+    grading(gc)
+    ck = sub.add_parser("check", help="CPU: make every lab, no leaks, skeletons compile")
+    ck.add_argument("--labs", nargs="*")
+    ck.add_argument("--solutions", action="store_true", help="compile the solutions too")
+    ck.add_argument("--arch", default="sm_90", help="nvcc -arch, or CMake's form (90-real)")
+    ck.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    ck.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    st = sub.add_parser("selftest", help="GPU: prove the grader on skeletons, solutions, bugs, cheats")
+    st.add_argument("--labs", nargs="*")
+    grading(st)
+    return p
+
+
+def run(doc, argv=None):
+    args = build_parser(doc).parse_args(argv)
+    try:
+        if args.command == "list":
+            return cmd_list()
+        if args.command == "make":
+            lab = cmd_make(args.chapter, args.dir, args.solution)
+            print(f"lab {lab['chapter']} written to {args.dir} ({'solution' if args.solution else 'skeleton'}):"
+                  f" {', '.join(lab['files'])}; grade it with {args.dir}/grade.sh")
+            return EXIT_OK
+        if args.command == "kit":
+            lab = cmd_kit(args.chapter, args.dir, args.arch, args.nvcc)
+            print(f"grading kit of lab {lab['chapter']} written to {args.dir}: students grade with "
+                  f"CUDA_EXAMPLES_REPO={args.dir} ./grade.sh (no solution source inside)")
+            return EXIT_OK
+        if args.command == "lint":
+            return cmd_lint(args)
+        if args.command == "grade":
+            return cmd_grade(args)
+        if args.command == "grade-class":
+            return cmd_grade_class(args)
+        if args.command == "check":
+            return cmd_check(args)
+        return cmd_selftest(args, grade_folders)
+    except LabError as e:
+        print(f"lab.py: {e}")
+        return EXIT_USAGE

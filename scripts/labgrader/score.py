@@ -1,0 +1,196 @@
+"""The points of a task. Every point comes from the grader's own work: the driver's output files
+compared with the reference's for the same seed (verify), compute-sanitizer's summary of the
+driver's run, and the driver's CUDA-event timings of the student's and the reference's launches,
+alternated, on fresh inputs, with the timed outputs checked too. Never from what the student's
+program prints or its exit code."""
+import fcntl
+import os
+import re
+import secrets
+import shutil
+from pathlib import Path
+
+from . import intake, lint, verify
+from .labs import LabError, file_task, kit_info, region_body, splice
+
+WHAT = {"memcheck": "an out-of-bounds or misaligned memory access",
+        "racecheck": "a race in shared memory: threads read and write the same place with no "
+                     "__syncthreads() between them",
+        "synccheck": "a barrier used wrongly (a __syncthreads() that not all threads reach, or a "
+                     "shuffle with a wrong mask)"}
+
+
+def checks_of(task):
+    return ["tests"] + task.get("sanitize", {}).get("tools", []) + (["perf"] if "perf" in task else [])
+
+
+def lose_all(task, reason, first="tests"):
+    pts = task["points"]
+    return [(c, 0, pts[c], reason if c == first else f"not run: {first} failed") for c in checks_of(task)]
+
+
+def compiler_message(log, limit=12):
+    lines = [l for l in log.split("\n") if l.strip()]
+    errors = [i for i, l in enumerate(lines) if "error" in l]
+    start = errors[0] if errors else 0
+    return "\n".join(lines[start:start + limit])
+
+
+def prepare(lab, folder, repo):
+    """Intake and lint: {task id: (spliced text, None) or (None, why)}."""
+    taken = intake.take(folder, lab)
+    out = {}
+    for task in lab["tasks"]:
+        text, why, shown = taken[task["file"]]
+        if text is None:
+            out[task["id"]] = (None, why)
+            continue
+        shown_name = f"{lab['folder']}/{task['file']}"
+        try:
+            problems = []
+            for name, spec in task["regions"].items():
+                body, first = region_body(text, name, shown_name)
+                problems += lint.lint_region(body, first, spec, shown_name, name)
+            if problems:
+                out[task["id"]] = (None, "the region lint refused your code (nothing was built):\n" +
+                                   "\n".join(problems[:8]))
+                continue
+            reference = (repo / lab["folder"] / task["file"]).read_text()
+            whole = file_task(lab, task) if kit_info(repo) else task
+            out[task["id"]] = (splice(reference, text, whole, f"{shown_name} (reference)", shown_name), None)
+        except LabError as e:
+            out[task["id"]] = (None, str(e))
+    return out
+
+
+class Grader:
+    def __init__(self, builder, fence, scratch, timeout, sanitizer, seed=None):
+        self.builder, self.fence, self.scratch = builder, fence, Path(scratch)
+        self.timeout, self.sanitizer, self.fixed_seed = timeout, sanitizer, seed
+        self.left_over = 0  # processes found alive after a fenced run (and killed)
+
+    def seed(self):
+        return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
+
+    def run_driver(self, binary, mode, seed, timeout, tool=None):
+        """(rc, output, path of the output file): one fenced run of a driver."""
+        slot = self.fence.take_slot()
+        try:
+            jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}")
+            out = jail / f"out-{os.urandom(6).hex()}.bin"
+            words = [str(binary), "--mode", mode, "--seed", str(seed), "--out", str(out)]
+            if tool:
+                words = [self.sanitizer, "--tool", tool, "--error-exitcode", "86", "--print-limit", "5",
+                         "--log-file", str(jail / "sanitizer.log")] + words
+            rc, text, left = self.fence.run(words, jail, slot, timeout)
+            self.left_over += left
+            if tool and (jail / "sanitizer.log").exists():
+                text = (jail / "sanitizer.log").read_text(errors="replace")[-20000:] + "\n" + text
+            return rc, text, out
+        finally:
+            self.fence.give_slot(slot)
+
+    def reference_copy(self, binary):
+        """The cached reference, hash-checked, copied where the fenced uid can run it."""
+        self.builder.verified(binary)
+        dest = self.scratch / "bin" / f"reference-{os.urandom(4).hex()}"
+        dest.parent.mkdir(exist_ok=True)
+        dest.parent.chmod(0o755)
+        shutil.copyfile(binary, dest)
+        dest.chmod(0o555)
+        self.builder.verified(binary)
+        return dest
+
+    def tests(self, task, ref, mine):
+        seed = self.seed()
+        rc, text, ref_out = self.run_driver(ref, "check", seed, self.timeout)
+        if rc != 0:
+            raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
+        rc, text, out = self.run_driver(mine, "check", seed, self.timeout)
+        if rc == "timeout":
+            return False, (f"your code did not finish within {self.timeout} s and was stopped (an "
+                           "endless loop? an index that never reaches n? a barrier that not every "
+                           "thread of the block reaches?)")
+        ok, why = verify.compare_files(ref_out, out, task.get("tolerance", {}))
+        if ok:
+            return True, f"{why} (seed {seed})"
+        tail = " / ".join(l for l in text.strip().split("\n")[-3:] if l.strip())[:400]
+        said = f"wrong output (seed {seed}): {why}"
+        if rc != 0 and tail:
+            said += f"; the program stopped (exit {rc}): {tail}"
+        return False, said
+
+    def sanitize(self, task, mine, tool):
+        rc, text, _ = self.run_driver(mine, "sanitize", self.seed(), max(self.timeout, 180), tool)
+        if rc == "timeout":
+            return False, f"compute-sanitizer --tool {tool} did not finish and was stopped"
+        counts = [int(n) for n in re.findall(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)", text)]
+        if counts and max(counts) == 0 and rc == 0:
+            return True, f"compute-sanitizer --tool {tool}: no errors"
+        hazards = [l.lstrip("= ").strip() for l in text.split("\n")
+                   if l.startswith("=") and re.search(r"Error|error|hazard|Race|Barrier|Invalid", l)]
+        said = "; ".join(hazards[:3])[:500] or " / ".join(text.strip().split("\n")[-3:])[:400]
+        return False, f"compute-sanitizer --tool {tool} found {WHAT[tool]}: {said}"
+
+    def perf(self, task, ref, mine, lock_path):
+        """Reference and student alternated twice, each on fresh inputs (a new seed a round),
+        timed by the driver with CUDA events; every timed output is checked."""
+        perf = task["perf"]
+        best = {"reference": None, "student": None}
+        with open(lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # no two performance gates share the GPU at once
+            for _ in range(2):
+                seed = self.seed()
+                outs = {}
+                for who, binary in (("reference", ref), ("student", mine)):
+                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout)
+                    if rc != 0:
+                        if who == "reference":
+                            raise LabError(f"the reference failed its timed run (exit {rc})")
+                        if rc == "timeout":
+                            return False, (f"{perf['what']}: your code did not finish its timed "
+                                           f"launches within {self.timeout} s (the reference takes "
+                                           f"{best['reference']:.3g} ms a launch): far too slow")
+                        return False, f"your code failed the timed run (exit {rc})"
+                    recs, times = verify.read_records(out)
+                    if perf["variant"] not in times:
+                        return False, f"no timing of '{perf['variant']}' came back"
+                    ms = times[perf["variant"]]
+                    best[who] = ms if best[who] is None else min(best[who], ms)
+                    outs[who] = out
+                ok, why = verify.compare_files(outs["reference"], outs["student"], task.get("tolerance", {}))
+                if not ok:
+                    return False, f"the output of the timed runs is wrong (seed {seed}): {why}"
+        ratio = best["reference"] / best["student"]
+        said = (f"{perf['what']}: {100 * ratio:.0f}% of the reference's speed ({best['student']:.4g} "
+                f"ms against {best['reference']:.4g} ms, CUDA events, best of 2 alternated runs); "
+                f"the gate is {100 * perf['min_ratio']:.0f}%")
+        return ratio >= perf["min_ratio"], said
+
+    def task(self, task, plan, lock_path):
+        """[(check, points, max, reason)] for one task; any error scores 0 for this task only."""
+        pts = task["points"]
+        try:
+            if plan.get("error"):
+                return lose_all(task, plan["error"])
+            if plan.get("binary") is None:
+                return lose_all(task, "does not compile: " + compiler_message(plan.get("log", "")))
+            ref = self.reference_copy(plan["reference"])
+            rows = []
+            passed, said = self.tests(task, ref, plan["binary"])
+            rows.append(("tests", pts["tests"] if passed else 0, pts["tests"], said))
+            for tool in task.get("sanitize", {}).get("tools", []):
+                if not passed:
+                    rows.append((tool, 0, pts[tool], "not run: the tests must pass first"))
+                    continue
+                clean, said = self.sanitize(task, plan["binary"], tool)
+                rows.append((tool, pts[tool] if clean else 0, pts[tool], said))
+            if "perf" in task:
+                if not passed:
+                    rows.append(("perf", 0, pts["perf"], "not run: the tests must pass first"))
+                else:
+                    fast, said = self.perf(task, ref, plan["binary"], lock_path)
+                    rows.append(("perf", pts["perf"] if fast else 0, pts["perf"], said))
+            return rows
+        except Exception as e:  # noqa: BLE001  (the task scores 0; the others go on)
+            return lose_all(task, f"the grader could not grade this task: {type(e).__name__}: {e}")

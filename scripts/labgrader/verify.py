@@ -1,0 +1,113 @@
+"""Reads the grading driver's output files and compares the student's with the reference's,
+in the grader's own process (the driver's format: labs/drivers/driver.h)."""
+import array
+import math
+import os
+import stat
+
+SIZES = {"i64": ("q", 8), "u32": ("I", 4), "f32": ("f", 4), "u8": ("B", 1)}
+MAX_FILE = 512 << 20
+
+
+class BadOutput(Exception):
+    pass
+
+
+def read_records(path):
+    """({name: (type, array)}, {name: ms}); BadOutput when the file is not a whole driver file."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        raise BadOutput("the driver wrote no output file")
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE:
+        raise BadOutput("the driver's output is not a regular file of a sane size")
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    recs, times, i, ended = {}, {}, 0, False
+    while i < len(data):
+        j = data.find(b"\n", i)
+        if j < 0:
+            raise BadOutput("the output file is cut short")
+        head = data[i:j].decode("ascii", "replace").split()
+        i = j + 1
+        if head == ["end"]:
+            ended = True
+            break
+        if len(head) == 3 and head[0] == "time":
+            times[head[1]] = float(head[2])
+        elif len(head) == 4 and head[0] == "rec" and head[2] in SIZES:
+            code, size = SIZES[head[2]]
+            count = int(head[3])
+            if i + count * size > len(data):
+                raise BadOutput("the output file is cut short")
+            a = array.array(code)
+            a.frombytes(data[i:i + count * size])
+            recs[head[1]] = (head[2], a)
+            i += count * size
+        else:
+            raise BadOutput("the output file is not the driver's")
+    if not ended:
+        raise BadOutput("the driver stopped before it finished (no 'end')")
+    return recs, times
+
+
+def compare(name, ref, got, tol):
+    """None when `got` matches `ref`, else what differs. Integers and bytes: exactly (bytes
+    within tol['u8'] if given). Floats: the poison (NaN) exactly where the reference has it,
+    and elsewhere a relative error norm ||got - ref|| / ||ref|| of at most tol['f32']."""
+    rtype, r = ref
+    gtype, g = got
+    if rtype != gtype or len(r) != len(g):
+        return f"{name}: {len(g)} {gtype} values where {len(r)} {rtype} were expected"
+    if r.tobytes() == g.tobytes():
+        return None  # the same bits (NaN poison included)
+    if rtype == "f32":
+        bad_nan = [k for k in range(len(r)) if math.isnan(r[k]) != math.isnan(g[k])]
+        if bad_nan:
+            k = bad_nan[0]
+            what = ("an element past the end was written" if math.isnan(r[k]) else
+                    "an element was never written (it still holds the poison)")
+            return f"{name}: {what} (index {k}; {len(bad_nan)} such)"
+        num = den = 0.0
+        worst = (0.0, 0)
+        for k in range(len(r)):
+            if math.isnan(r[k]):
+                continue
+            if math.isinf(g[k]) or math.isinf(r[k]):
+                if g[k] != r[k]:
+                    return f"{name}: element {k} is {g[k]}, expected {r[k]}"
+                continue
+            d = g[k] - r[k]
+            num += d * d
+            den += r[k] * r[k]
+            if abs(d) > worst[0]:
+                worst = (abs(d), k)
+        err = math.sqrt(num / den) if den > 0 else math.sqrt(num)
+        if err > tol.get("f32", 1e-5):
+            k = worst[1]
+            return (f"{name}: relative error {err:.2e} (allowed {tol.get('f32', 1e-5):.0e}); "
+                    f"element {k} is {g[k]:.7g}, expected {r[k]:.7g}")
+        return None
+    slack = tol.get("u8", 0) if rtype == "u8" else 0
+    for k in range(len(r)):
+        if abs(g[k] - r[k]) > slack:
+            wrong = sum(1 for q in range(len(r)) if abs(g[q] - r[q]) > slack)
+            return f"{name}: {wrong} of {len(r)} values wrong; first at index {k}: {g[k]}, expected {r[k]}"
+    return None
+
+
+def compare_files(ref_path, got_path, tol):
+    """(ok, why): every record of the reference present in the student's file and matching."""
+    ref, _ = read_records(ref_path)
+    try:
+        got, _ = read_records(got_path)
+    except BadOutput as e:
+        return False, str(e)
+    for name, rec in ref.items():
+        if name not in got:
+            return False, f"{name}: no output (the driver stopped before this shape)"
+        why = compare(name, rec, got[name], tol)
+        if why:
+            return False, why
+    return True, f"{len(ref)} outputs match the reference"

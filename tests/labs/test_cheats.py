@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""The cheats of tests/labs/cheats/cheats.py that are stopped before anything is built (intake
+and lint): each attacked task scores 0 with the rule named, every other task is accepted, the
+lint command exits 1, and nothing hangs. The others run on a GPU in `lab.py selftest`."""
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tests" / "labs" / "cheats"))
+import cheats  # noqa: E402
+from labgrader import kit, labs, score  # noqa: E402
+
+
+class Cheats(unittest.TestCase):
+    def test_at_least_25_and_every_class(self):
+        self.assertGreaterEqual(len(cheats.CHEATS), 25)
+
+    def test_stopped_before_the_build(self):
+        for c in cheats.CHEATS:
+            if c["gpu"]:
+                continue
+            with self.subTest(c["name"]), tempfile.TemporaryDirectory() as d:
+                lab = labs.find_lab(c["lab"])[0]
+                folder = Path(d) / "s"
+                kit.cmd_make(c["lab"], folder, solution=True)
+                c["make"](folder, lab)
+                got = score.prepare(lab, folder, REPO)
+                for task in lab["tasks"]:
+                    text, why = got[task["id"]]
+                    if task["id"] in c["zero"]:
+                        self.assertIsNone(text, f"{c['name']}: {task['id']} was accepted")
+                        self.assertTrue(why)
+                    else:
+                        self.assertIsNone(why, f"{c['name']}: honest {task['id']}: {why}")
+                r = subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "lint", str(folder),
+                                    "--lab", c["lab"]], stdout=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(r.returncode, 1, r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

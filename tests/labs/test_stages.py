@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Unit tests of the grader's stages (scripts/labgrader), one class per module; no GPU and no
+compiler needed. Run: python3 tests/labs/test_stages.py (ctest: lab.unit, label cpu)."""
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+from labgrader import build, fence, intake, kit, labs, lint, report, score, verify  # noqa: E402
+
+SOURCE = """int f(int n) {
+    // LAB t.one {
+    int secret_answer = n * 42;
+    // LAB }
+    return secret_answer;
+}
+"""
+LAB = {"chapter": "t", "folder": "t", "title": "t", "files": ["f.cu"],
+       "tasks": [{"id": "t.1", "title": "t", "file": "f.cu", "points": {"tests": 3},
+                  "regions": {"t.one": {"todo": "compute it", "stub": ["int secret_answer = 0;"],
+                                        "kind": "device", "calls": []}}}]}
+
+
+class Labs(unittest.TestCase):
+    def test_regions_and_refusals(self):
+        self.assertEqual(labs.regions(SOURCE, "f.cu"), {"t.one": (1, 3, "    ")})
+        with self.assertRaises(labs.LabError):
+            labs.regions("// LAB a {\nx\n", "f.cu")
+        with self.assertRaises(labs.LabError):
+            labs.regions("// LAB a {\n// LAB b {\n// LAB }\n// LAB }\n", "f.cu")
+
+    def test_skeleton_and_splice(self):
+        skel = labs.skeleton(SOURCE, LAB, "f.cu")
+        self.assertIn("// TODO(lab t.1): compute it", skel)
+        self.assertNotIn("n * 42", skel)
+        student = "// notes\n" + SOURCE.replace("n * 42", "n * 41").replace("return", "return 1+")
+        out = labs.splice(SOURCE, student, LAB["tasks"][0], "ref.cu", "mine.cu")
+        self.assertIn("n * 41", out)
+        self.assertIn("return secret_answer;", out)  # outside the markers: the grader's copy
+        self.assertIn('#line 4 "mine.cu"', out)
+
+    def test_every_lab_kit_holds_no_solution_line(self):
+        for lab in labs.load_labs()["labs"]:
+            with tempfile.TemporaryDirectory() as d:
+                kit.cmd_make(lab["chapter"], Path(d) / "k")
+                self.assertEqual(kit.kit_leaks(lab, Path(d) / "k"), [], lab["chapter"])
+                self.assertFalse((Path(d) / "k" / ".lab.json").exists())
+
+    def test_the_leak_check_can_fail(self):
+        lab = labs.find_lab("ch04")[0]
+        with tempfile.TemporaryDirectory() as d:
+            kit.cmd_make("ch04", Path(d) / "k", solution=True)
+            self.assertTrue(kit.kit_leaks(lab, Path(d) / "k"))
+
+
+class Intake(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp())
+        (self.dir / "t").mkdir()
+
+    def test_regular_text_file_is_taken_and_nothing_else_read(self):
+        (self.dir / "t" / "f.cu").write_text(SOURCE)
+        (self.dir / ".lab.json").write_text('{"chapter": "ch05"}')
+        got = intake.take(self.dir, LAB)
+        self.assertEqual(got["f.cu"][0], SOURCE)
+
+    def test_refusals(self):
+        p = self.dir / "t" / "f.cu"
+        cases = {"symbolic link": lambda: os.symlink("/etc/hostname", p), "FIFO": lambda: os.mkfifo(p),
+                 "directory": lambda: p.mkdir(), "bytes": lambda: p.write_text("x" * 70000),
+                 "NUL": lambda: p.write_bytes(b"a\0b"), "UTF-8": lambda: p.write_bytes(b"\xff\xfe")}
+        for word, make in cases.items():
+            make()
+            started = time.time()
+            text, why, _ = intake.take(self.dir, LAB)["f.cu"]
+            self.assertIsNone(text, word)
+            self.assertIn(word, why)
+            self.assertLess(time.time() - started, 5)  # a FIFO never hangs the grader
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                p.unlink()
+
+    def test_a_symlinked_folder_on_the_way_is_refused(self):
+        other = Path(tempfile.mkdtemp())
+        (other / "f.cu").write_text(SOURCE)
+        (self.dir / "t").rmdir()
+        os.symlink(other, self.dir / "t")
+        text, why, _ = intake.take(self.dir, LAB)["f.cu"]
+        self.assertIsNone(text)
+        self.assertIn("symbolic link", why)
+
+
+class Lint(unittest.TestCase):
+    def lint(self, *lines, kind="device", calls=()):
+        return lint.lint_region(list(lines), 10, {"kind": kind, "calls": list(calls)}, "f.cu", "r")
+
+    def test_every_solution_region_passes(self):
+        for lab in labs.load_labs()["labs"]:
+            for task in lab["tasks"]:
+                text = (REPO / lab["folder"] / task["file"]).read_text()
+                for name, spec in task["regions"].items():
+                    body, first = labs.region_body(text, name, task["file"])
+                    self.assertEqual(lint.lint_region(body, first, spec, task["file"], name), [], name)
+
+    def test_violations_name_line_and_rule(self):
+        cases = [(("}", "int x;", "void g() {"), "leaves its function"),
+                 (("#include <x>",), "preprocessor"), (("%>",), "digraph"), (("??>",), "trigraph"),
+                 (("// a \\",), "line splice"), (("/* open",), "unterminated comment"),
+                 (("asm(\"exit;\");",), "forbidden word"), (("static int k;",), "forbidden word"),
+                 (("printf(\"x\");",), "forbidden word"), (("long t = clock64();",), "forbidden word"),
+                 (("(system)(\"x\");",), "call through an expression"),
+                 (("(int)(system)(\"x\");",), "call through an expression"),
+                 (("std::system(\"x\");",), "qualified name"), (("foo(1);",), "call not allowed"),
+                 (("int x = 1; {",), "leaves its function"), (("x = \"é\";",), "not plain text")]
+        for lines, rule in cases:
+            found = self.lint(*lines)
+            self.assertTrue(any(rule in f for f in found), (lines, found))
+            self.assertTrue(found[0].startswith("f.cu:1"), found)
+
+    def test_allowed_calls_and_declarations(self):
+        self.assertEqual(self.lint("dim3 threads(4, 4);", "dim3 b(ceil_div(n, 4), 1);", kind="host"), [])
+        self.assertEqual(self.lint("v += __shfl_down_sync(FULL_WARP, v, 16);", "__syncthreads();"), [])
+        self.assertEqual(self.lint("if (t > (maxz)) r = s[i].hit(ox, oy, &n);", calls=[".hit"]), [])
+        self.assertTrue(self.lint("r = s[i].hit(ox, oy, &n);"))
+        self.assertEqual(self.lint("float f = float(i) * 2.0f;", "c[i] = (elem_t)(a[i]);"), [])
+
+
+class Fence(unittest.TestCase):
+    def setUp(self):
+        self.fence = fence.Fence()
+        self.dir = Path(tempfile.mkdtemp())
+        self.dir.chmod(0o711)
+
+    def run_fenced(self, script, timeout=20):
+        slot = self.fence.take_slot()
+        try:
+            jail = self.fence.jail(self.dir, slot, f"j{time.time_ns()}")
+            return self.fence.run(["/bin/sh", "-c", script], jail, slot, timeout)
+        finally:
+            self.fence.give_slot(slot)
+
+    def test_time_limit_kills_the_group(self):
+        started = time.time()
+        rc, _, _ = self.run_fenced("sleep 100 & sleep 100", timeout=2)
+        self.assertEqual(rc, "timeout")
+        self.assertLess(time.time() - started, 20)
+
+    def test_a_setsid_process_does_not_outlive_the_run(self):
+        marker = f"sleep 299.{os.getpid()}"  # a process no one else runs
+        rc, _, killed = self.run_fenced(f"setsid {marker} </dev/null >/dev/null 2>&1 & sleep 0.5; echo started")
+        self.assertEqual(rc, 0)
+        time.sleep(0.2)
+        alive = subprocess.run(["pgrep", "-f", marker], stdout=subprocess.PIPE).stdout.strip()
+        self.assertEqual(alive, b"", "a process of the run is still alive")
+        self.assertGreaterEqual(killed, 1)
+
+    def test_output_is_capped_and_environment_cleared(self):
+        os.environ["LAB_SECRET_OF_THE_GRADER"] = "x"
+        rc, out, _ = self.run_fenced("env; head -c 5000000 /dev/zero | tr '\\0' a")
+        self.assertNotIn("LAB_SECRET_OF_THE_GRADER", out)
+        self.assertLess(len(out), fence.HEAD + fence.TAIL + 1000)
+        self.assertIn("bytes of output dropped", out)
+
+    def test_no_network_and_no_root(self):
+        if self.fence.kind not in ("unshare+setpriv", "bwrap", "unshare-user"):
+            self.skipTest(f"fence {self.fence.kind}: no network namespace here")
+        rc, out, _ = self.run_fenced("cat /proc/net/dev | wc -l; id -u")
+        lines = out.split()
+        self.assertLessEqual(int(lines[0]), 3)  # only lo (down): no network interface
+        if self.fence.drops_uid:
+            self.assertNotEqual(lines[1], "0")
+
+    def test_no_gpu_wording(self):
+        why = fence.gpu_probe()
+        if why:
+            self.assertTrue(why.startswith("no usable CUDA device ("), why)
+
+
+class Build(unittest.TestCase):
+    def test_driver_for_every_task_and_key_follows_the_text(self):
+        b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
+        for lab in labs.load_labs()["labs"]:
+            for task in lab["tasks"]:
+                self.assertTrue(build.driver_source(task).exists())
+                words = b.words(lab, task, "/x/driver")
+                self.assertIn("grade_driver.cu", words)
+                self.assertIn("-DCUDA_EXAMPLES_NO_MAIN", words)
+        lab = labs.find_lab("ch02")[0]
+        t = lab["tasks"][0]
+        self.assertNotEqual(b.key(lab, t, "a"), b.key(lab, t, "b"))
+
+    def test_a_changed_binary_is_refused(self):
+        b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
+        d = Path(tempfile.mkdtemp()) / "key1"
+        d.mkdir()
+        (d / "driver").write_bytes(b"one")
+        b.hashes["key1"] = build.sha256_file(d / "driver")
+        b.verified(d / "driver")
+        (d / "driver").write_bytes(b"two")
+        with self.assertRaises(labs.LabError):
+            b.verified(d / "driver")
+
+
+def driver_file(path, records, end=True):
+    with open(path, "wb") as f:
+        for name, (t, a) in records.items():
+            f.write(f"rec {name} {t} {len(a)}\n".encode() + a.tobytes())
+        if end:
+            f.write(b"end\n")
+
+
+class Verify(unittest.TestCase):
+    def test_compare(self):
+        import array
+        d = Path(tempfile.mkdtemp())
+        nan = float("nan")
+        ref = {"p": ("f32", array.array("f", [1.0, 2.0, nan])), "c": ("i64", array.array("q", [5, -1]))}
+        driver_file(d / "ref", ref)
+        driver_file(d / "same", ref)
+        self.assertTrue(verify.compare_files(d / "ref", d / "same", {})[0])
+        cases = {"past the end": {"p": ("f32", array.array("f", [1.0, 2.0, 7.0])), "c": ref["c"]},
+                 "never written": {"p": ("f32", array.array("f", [nan, 2.0, nan])), "c": ref["c"]},
+                 "relative error": {"p": ("f32", array.array("f", [1.0, 2.1, nan])), "c": ref["c"]},
+                 "values wrong": {"p": ref["p"], "c": ("i64", array.array("q", [5, 0]))},
+                 "no output": {"p": ref["p"]}}
+        for word, recs in cases.items():
+            driver_file(d / "got", recs)
+            ok, why = verify.compare_files(d / "ref", d / "got", {"f32": 1e-6})
+            self.assertFalse(ok, word)
+            self.assertIn(word, why)
+        driver_file(d / "cut", ref, end=False)
+        self.assertFalse(verify.compare_files(d / "ref", d / "cut", {})[0])
+
+
+class Score(unittest.TestCase):
+    def test_prepare_scores_a_task_alone(self):
+        lab = labs.find_lab("ch02")[0]
+        with tempfile.TemporaryDirectory() as d:
+            kit.cmd_make("ch02", Path(d) / "s", solution=True)
+            p = Path(d) / "s" / lab["folder"] / "VA-GPU-N1.cu"
+            p.write_text(p.read_text().replace("long long i = blockIdx.x;", "long long i = clock();"))
+            got = score.prepare(lab, Path(d) / "s", REPO)
+            self.assertIsNone(got["ch02.1"][0])
+            self.assertIn("clock", got["ch02.1"][1])
+            self.assertIsNotNone(got["ch02.2"][0])
+
+    def test_an_error_scores_zero_for_its_task_only(self):
+        task = labs.find_lab("ch02")[0]["tasks"][1]
+        rows = score.lose_all(task, "broken")
+        self.assertEqual(sum(r[1] for r in rows), 0)
+        self.assertEqual([r[0] for r in rows], ["tests", "memcheck", "perf"])
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.lab = labs.find_lab("ch02")[0]
+        self.results = report.cannot_grade_results(self.lab, "no usable CUDA device (test)")
+
+    def test_atomic_and_symlinks_refused(self):
+        d = Path(tempfile.mkdtemp())
+        victim = d / "victim.txt"
+        victim.write_text("keep")
+        out = d / "out"
+        out.mkdir()
+        os.symlink(victim, out / "results.json")
+        report.write_reports(self.lab, self.results, out, {}, None)
+        self.assertEqual(victim.read_text(), "keep")  # the link was replaced, not followed
+        self.assertFalse((out / "results.json").is_symlink())
+        self.assertEqual(json.loads((out / "results.json").read_text())["score"], 0)
+        os.symlink(out, d / "link")
+        with self.assertRaises(labs.LabError):
+            report.write_reports(self.lab, self.results, d / "link", {}, None)
+        with self.assertRaises(labs.LabError):
+            report.write_reports(self.lab, self.results, d / "sub" / "grade-report", {}, d / "sub")
+
+    def test_no_gpu_grade_writes_a_report_and_exits_77(self):
+        if fence.gpu_probe() is None:
+            self.skipTest("a GPU is visible here")
+        with tempfile.TemporaryDirectory() as d:
+            kit.cmd_make("ch02", Path(d) / "s", solution=True)
+            r = subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(Path(d) / "s"),
+                                "--lab", "ch02", "--out", str(Path(d) / "r"), "--work", str(Path(d) / "w")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(r.returncode, 77, r.stdout)
+            self.assertIn("no usable CUDA device (", r.stdout)
+            doc = json.loads((Path(d) / "r" / "results.json").read_text())
+            self.assertEqual(doc["score"], 0)
+            self.assertIn("CANNOT GRADE", doc["tests"][0]["output"])
+
+    def test_lab_never_taken_from_the_submission(self):
+        with tempfile.TemporaryDirectory() as d:
+            kit.cmd_make("ch02", Path(d) / "s", solution=True)
+            env = {k: v for k, v in os.environ.items() if k != "CUDA_LAB"}
+            r = subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(Path(d) / "s")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertIn("--lab", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
