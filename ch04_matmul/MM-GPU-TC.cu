@@ -337,6 +337,24 @@ inline void require_tensor_core_build(const char* program) {
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
+// The lesson: the Tensor Cores multiply faster than any FP32 kernel can, the
+// vendor's included -- cuBLAS SGEMM in strict FP32 on the same matrices (the
+// FP32 yardstick of MM-GPU-RT, 51 TFLOP/s on an H200), timed in this run.
+// Below Width 2048 the product does not fill the GPU's Tensor Cores.
+void check_tensor_core_lesson(Report& report, Precision precision, const float* dev_M,
+                              const float* dev_N, float* dev_P, int W, const TimingStats& kernel) {
+    if (W < 2048) return report.lesson_not_checked("use --width 2048 or more");
+    TimingStats sgemm =
+        time_cublas_yardstick(Precision::fp32, dev_M, dev_N, dev_P, W, report.repeats());
+    // H200 at Width 4096: TF32 2.68 and BF16 6.26 times SGEMM (the tour's log: 137
+    // and 321 TFLOP/s against 51.3), 3.06 and 7.14 times MM-GPU-RT (3 runs).
+    // At least 1.5 (TF32) and 3 (BF16): room for a busy machine, while a kernel
+    // that misses the Tensor Cores' rate by half shows.
+    report.lesson(
+        std::string(precision_name(precision)) + " Tensor Cores over FP32 cuBLAS: speed-up",
+        sgemm.median_ms / kernel.median_ms, precision == Precision::tf32 ? 1.5 : 3.0);
+}
+
 const char* USAGE =
     "usage: MM-GPU-TC [--precision tf32|bf16] [--width W] [--data random|uniform|document]\n"
     "                 [--seed S] [--repeats R] [--cpu] [--compare-cublas] [--json]\n"
@@ -404,7 +422,8 @@ int main(int argc, char** argv) {
     TimingStats kernel =
         time_gpu([&] { launch_matmul_tc(precision, dev_A, dev_B, dev_P, W); }, report.repeats());
     report.record(precision == Precision::tf32 ? "tc-tf32" : "tc-bf16", "kernel only", kernel, NAN,
-                  run.flops() / (kernel.median_ms * 1e6), NAN, nullptr);
+                  run.flops() / (kernel.median_ms * 1e6), NAN, nullptr,
+                  precision == Precision::tf32 ? "tf32" : "bf16");  // its ceiling
     // The conversion, timed apart: once per product, not per launch.
     TimingStats conversion = time_gpu(
         [&] {
@@ -416,6 +435,7 @@ int main(int argc, char** argv) {
     report_relative_error(report, check);
     report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel);
     report_cublas_yardstick(report, compare, dev_A, dev_B, dev_P, W, kernel, precision);
+    check_tensor_core_lesson(report, precision, dev_M, dev_N, dev_P, W, kernel);  // overwrites P
 
     HANDLE_ERROR(cudaFree(dev_M));
     HANDLE_ERROR(cudaFree(dev_N));

@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
     if (tensor_cores) {
         kernel = time_gpu(multiply, report.repeats());
         report.record(precision == Precision::tf32 ? "gemm-tf32" : "gemm-bf16", "kernel only",
-                      kernel, NAN, run.flops() / (kernel.median_ms * 1e6), NAN, nullptr);
+                      kernel, NAN, run.flops() / (kernel.median_ms * 1e6), NAN, nullptr,
+                      precision == Precision::tf32 ? "tf32" : "bf16");  // its ceiling
     } else {
         kernel = report.compute("sgemm-fp32", "kernel only", run.flops(), multiply);
     }
