@@ -200,6 +200,9 @@ public:
         print_device(dev_);
         return dev_;
     }
+    // A device described by hand, not looked for: how the tests check the
+    // ceilings (DeviceInfo::peak) and the lesson lines without a GPU.
+    void start_on_device(const DeviceInfo& described) { dev_ = described; }
     // The same for a program that runs on the CPU only (MM-CPU): no GPU is
     // looked for; its records name the CPU and have no compute capability.
     void start_on_cpu(const char* cpu, size_t host_bytes) {
