@@ -92,12 +92,20 @@ def main():
     p.add_argument("--only", action="append", default=[], help="a label of RUNS (repeatable)")
     p.add_argument("--pairs", action="store_true", help="also the ratios across separate runs")
     p.add_argument("--out", help="also write every run's records and lines here (JSON)")
-    p.add_argument("--timeout", type=int, default=120)
+    p.add_argument("--timeout", type=int, default=120, help="seconds one program may run")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="start no round after this many seconds (0: none); the summary is of "
+                        "the rounds done")
     args = p.parse_args()
     runs = [r for r in RUNS if not args.only or r[0] in args.only or r[1].split("/")[1] in args.only]
     lessons, pair_values, outcomes, log = {}, {}, {}, []
     started = time.time()
+    done = 0
     for i in range(args.runs):
+        if args.deadline and i and time.time() - started > args.deadline:
+            print(f"deadline: {i} of {args.runs} rounds done", flush=True)
+            break
+        done += 1
         round_records = {}
         for label, program, words in runs:
             binary = os.path.join(args.build, program)
@@ -141,7 +149,7 @@ def main():
                     pair_values.setdefault(name, []).append(a / b)
         print(f"round {i + 1}/{args.runs} done after {time.time() - started:.0f} s", flush=True)
 
-    print(f"\nThe programs' lesson ratios over {args.runs} runs (median, min, max; threshold):")
+    print(f"\nThe programs' lesson ratios over {done} runs (median, min, max; threshold):")
     for key, v in sorted(lessons.items()):
         vals = [x for x in v["values"] if x is not None]
         if vals:
