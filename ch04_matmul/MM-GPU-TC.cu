@@ -337,6 +337,49 @@ inline void require_tensor_core_build(const char* program) {
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
+// Kernel only: the same launch repeated, each timed with events. Its rate is
+// not a share of the FP32 peak (the Tensor Cores are not FP32 lanes): its
+// ceiling is the Tensor Cores' peak at that precision (common/device_info.h),
+// and the tour compares it with cuBLAS at the same precision (scripts/ceilings.cu).
+// Then the conversion, timed apart: once per product, not per launch.
+TimingStats time_kernel_and_conversion(Report& report, Precision precision, const float* dev_M,
+                                       const float* dev_N, void* dev_A, void* dev_B, float* dev_P,
+                                       int W) {
+    TimingStats kernel =
+        time_gpu([&] { launch_matmul_tc(precision, dev_A, dev_B, dev_P, W); }, report.repeats());
+    bool tf32 = precision == Precision::tf32;
+    report.record(tf32 ? "tc-tf32" : "tc-bf16", "kernel only", kernel, NAN,
+                  2.0 * W * (double)W * W / (kernel.median_ms * 1e6), NAN, nullptr,
+                  tf32 ? "tf32" : "bf16");
+    size_t n = (size_t)W * W;
+    TimingStats conversion = time_gpu(
+        [&] {
+            convert_inputs(precision, dev_M, dev_A, n);
+            convert_inputs(precision, dev_N, dev_B, n);
+        },
+        report.repeats());
+    report.note("conversion of M and N (once)", "convert_ms", conversion.median_ms);
+    return kernel;
+}
+
+// The lesson: the Tensor Cores multiply faster than any FP32 kernel can, the
+// vendor's included -- cuBLAS SGEMM in strict FP32 on the same matrices (the
+// FP32 yardstick of MM-GPU-RT, 51 TFLOP/s on an H200), timed in this run.
+// Below Width 2048 the product does not fill the GPU's Tensor Cores.
+void check_tensor_core_lesson(Report& report, Precision precision, const float* dev_M,
+                              const float* dev_N, float* dev_P, int W, const TimingStats& kernel) {
+    if (W < 2048) return report.lesson_not_checked("use --width 2048 or more");
+    TimingStats sgemm =
+        time_cublas_yardstick(Precision::fp32, dev_M, dev_N, dev_P, W, report.repeats());
+    // H200 at Width 4096: TF32 2.68 and BF16 6.26 times SGEMM (the tour's log: 137
+    // and 321 TFLOP/s against 51.3), 3.06 and 7.14 times MM-GPU-RT (3 runs).
+    // At least 1.5 (TF32) and 3 (BF16): room for a busy machine, while a kernel
+    // that misses the Tensor Cores' rate by half shows.
+    report.lesson(
+        std::string(precision_name(precision)) + " Tensor Cores over FP32 cuBLAS: speed-up",
+        sgemm.median_ms / kernel.median_ms, precision == Precision::tf32 ? 1.5 : 3.0);
+}
+
 const char* USAGE =
     "usage: MM-GPU-TC [--precision tf32|bf16] [--width W] [--data random|uniform|document]\n"
     "                 [--seed S] [--repeats R] [--cpu] [--compare-cublas] [--json]\n"
@@ -361,19 +404,17 @@ int main(int argc, char** argv) {
     int W = run.W;
     size_t n = (size_t)W * W, bytes = run.bytes, guarded = run.guarded_bytes();
     size_t converted = input_bytes(precision, W);  // one of M and N in the input format
-    // The host's memory is checked already, by read_matrix_run (at most 3/4 of the RAM).
     report.start(2 * bytes + 2 * converted + guarded, 0);
     require_tensor_cores(report.device(), args.program());
     require_tensor_core_build(args.program());
     long long blocks = (long long)ceil_div(W, BN) * ceil_div(W, BM);
-    report_matrix_run(report, run).size("precision", precision_name(precision));
-    report.launch(blocks, THREADS_PER_BLOCK);
-
+    report_matrix_run(report, run)
+        .size("precision", precision_name(precision))
+        .launch(blocks, THREADS_PER_BLOCK);
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
     float* P = (float*)host_alloc(args, guarded);
     fill_inputs(M, N, run);
-
     // End to end, as the original timed it: allocate, copy in, convert, multiply, copy out.
     HostTimer end_to_end;
     float *dev_M, *dev_N, *dev_P;
@@ -392,30 +433,17 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaMemcpy(P, dev_P, guarded, cudaMemcpyDeviceToHost));
     double end_to_end_ms = end_to_end.stop_ms();
     report.note("end to end (with the conversion)", "end_to_end_ms", end_to_end_ms);
-
     // Against the double product of the unrounded M and N, with the rounding of
     // the inputs in the tolerance (matrix.h: check_tolerance, frobenius_tolerance).
     CheckResult check = check_product(M, N, P, W, 7, unit_roundoff(precision));
     check_guard(P, W, &check);  // P[W * W] must still hold the poison
 
-    // Kernel only: the same launch repeated, each timed with events. Its rate is
-    // not a share of the FP32 peak (the Tensor Cores are not FP32 lanes); the
-    // tour compares it with cuBLAS at the same precision (scripts/ceilings.cu).
     TimingStats kernel =
-        time_gpu([&] { launch_matmul_tc(precision, dev_A, dev_B, dev_P, W); }, report.repeats());
-    report.record(precision == Precision::tf32 ? "tc-tf32" : "tc-bf16", "kernel only", kernel, NAN,
-                  run.flops() / (kernel.median_ms * 1e6), NAN, nullptr);
-    // The conversion, timed apart: once per product, not per launch.
-    TimingStats conversion = time_gpu(
-        [&] {
-            convert_inputs(precision, dev_M, dev_A, n);
-            convert_inputs(precision, dev_N, dev_B, n);
-        },
-        report.repeats());
-    report.note("conversion of M and N (once)", "convert_ms", conversion.median_ms);
+        time_kernel_and_conversion(report, precision, dev_M, dev_N, dev_A, dev_B, dev_P, W);
     report_relative_error(report, check);
     report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel);
     report_cublas_yardstick(report, compare, dev_A, dev_B, dev_P, W, kernel, precision);
+    check_tensor_core_lesson(report, precision, dev_M, dev_N, dev_P, W, kernel);  // overwrites P
 
     HANDLE_ERROR(cudaFree(dev_M));
     HANDLE_ERROR(cudaFree(dev_N));

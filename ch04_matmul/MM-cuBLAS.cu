@@ -74,6 +74,41 @@ void launch_matmul_cublas_tc(cublasHandle_t handle, Precision precision, const v
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
+// The handle for the precision, and what will run: the default math mode for
+// the Tensor Cores, the strict FP32 one otherwise.
+cublasHandle_t make_handle(Precision precision) {
+    bool fp32 = precision == Precision::fp32;
+    std::printf(fp32 ? "cublasSgemm in strict %s (CUBLAS_PEDANTIC_MATH)\n"
+                     : "cublasGemmEx, %s inputs, FP32 sums\n",
+                fp32 ? "FP32" : precision_name(precision));
+    if (fp32) return make_strict_fp32_handle();
+    cublasHandle_t handle;
+    HANDLE_CUBLAS(cublasCreate(&handle));
+    return handle;
+}
+
+// A device copy of `n` floats converted for the Tensor Cores (`bytes` of them).
+void* converted_copy(Precision precision, const float* dev_in, size_t n, size_t bytes) {
+    void* dev_out;
+    HANDLE_ERROR(cudaMalloc(&dev_out, bytes));
+    convert_inputs(precision, dev_in, dev_out, n);
+    return dev_out;
+}
+
+// Kernel only: the same launch repeated, each timed with events. On the
+// Tensor Cores the rate is no share of the FP32 peak: its ceiling is the
+// Tensor Cores' peak at that precision (common/device_info.h).
+template <typename Multiply>
+TimingStats time_multiply(Report& report, Precision precision, double flops, Multiply multiply) {
+    if (precision == Precision::fp32)
+        return report.compute("sgemm-fp32", "kernel only", flops, multiply);
+    TimingStats kernel = time_gpu(multiply, report.repeats());
+    bool tf32 = precision == Precision::tf32;
+    report.record(tf32 ? "gemm-tf32" : "gemm-bf16", "kernel only", kernel, NAN,
+                  flops / (kernel.median_ms * 1e6), NAN, nullptr, tf32 ? "tf32" : "bf16");
+    return kernel;
+}
+
 const char* USAGE =
     "usage: MM-cuBLAS [--precision fp32|tf32|bf16] [--width W] [--data random|uniform|document]\n"
     "                 [--seed S] [--repeats R] [--cpu] [--json]\n"
@@ -97,25 +132,15 @@ int main(int argc, char** argv) {
     int W = run.W;
     size_t n = (size_t)W * W, bytes = run.bytes, guarded = run.guarded_bytes();  // P: + a guard
     size_t converted = tensor_cores ? input_bytes(precision, W) : 0;             // M or N converted
-    // The host's memory is checked already, by read_matrix_run (at most 3/4 of the RAM).
     report.start(2 * bytes + 2 * converted + guarded, 0);
     if (tensor_cores) require_tensor_cores(report.device(), args.program());
     report_matrix_run(report, run);  // cuBLAS picks its own launch: no launch figures
     if (tensor_cores) report.size("precision", precision_name(precision));
-    std::printf(tensor_cores ? "cublasGemmEx, %s inputs, FP32 sums\n"
-                             : "cublasSgemm in strict %s (CUBLAS_PEDANTIC_MATH)\n",
-                tensor_cores ? precision_name(precision) : "FP32");
-    cublasHandle_t handle;  // before the clock starts: a one-time cost
-    if (tensor_cores)
-        HANDLE_CUBLAS(cublasCreate(&handle));  // the default math mode
-    else
-        handle = make_strict_fp32_handle();
-
+    cublasHandle_t handle = make_handle(precision);  // before the clock starts: a one-time cost
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
     float* P = (float*)host_alloc(args, guarded);
     fill_inputs(M, N, run);
-
     // End to end, as the original timed it: allocate, copy in, multiply, copy out.
     HostTimer end_to_end;
     float *dev_M, *dev_N, *dev_P;
@@ -132,32 +157,18 @@ int main(int argc, char** argv) {
         else
             launch_matmul_cublas(handle, dev_M, dev_N, dev_P, W);
     };
-    if (tensor_cores) {
-        HANDLE_ERROR(cudaMalloc(&dev_A, converted));
-        HANDLE_ERROR(cudaMalloc(&dev_B, converted));
-        convert_inputs(precision, dev_M, dev_A, n);
-        convert_inputs(precision, dev_N, dev_B, n);
-    }
+    if (tensor_cores) dev_A = converted_copy(precision, dev_M, n, converted);
+    if (tensor_cores) dev_B = converted_copy(precision, dev_N, n, converted);
     multiply();
     HANDLE_ERROR(cudaMemcpy(P, dev_P, guarded, cudaMemcpyDeviceToHost));
     double end_to_end_ms = end_to_end.stop_ms();
     report.note("end to end (malloc + copies + kernel)", "end_to_end_ms", end_to_end_ms);
-
     // Against the double product of the unrounded M and N (matrix.h), with the
     // rounding of the inputs, if any, in the tolerance.
     CheckResult check = check_product(M, N, P, W, 7, unit_roundoff(precision));
     check_guard(P, W, &check);  // P[W * W] must still hold the poison
 
-    // Kernel only: the same launch repeated, each timed with events. On the
-    // Tensor Cores the rate is no share of the FP32 peak: none is printed.
-    TimingStats kernel;
-    if (tensor_cores) {
-        kernel = time_gpu(multiply, report.repeats());
-        report.record(precision == Precision::tf32 ? "gemm-tf32" : "gemm-bf16", "kernel only",
-                      kernel, NAN, run.flops() / (kernel.median_ms * 1e6), NAN, nullptr);
-    } else {
-        kernel = report.compute("sgemm-fp32", "kernel only", run.flops(), multiply);
-    }
+    TimingStats kernel = time_multiply(report, precision, run.flops(), multiply);
     report_relative_error(report, check);
     report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel);
 

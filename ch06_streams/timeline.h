@@ -226,10 +226,10 @@ double report_stages(Report& report, const TimingStats& h2d, const TimingStats& 
                 auto_work ? " (auto)" : "");
     std::printf("Each stage alone, every chunk in one stream:\n");
     report.record("stage-h2d", "copy in  (H2D)", h2d, bytes / (h2d.median_ms * 1e6), NAN, NAN,
-                  nullptr);
+                  nullptr, "pcie");
     report.record("stage-kernel", "kernel", kernel, NAN, NAN, NAN, nullptr);
     report.record("stage-d2h", "copy out (D2H)", d2h, bytes / (d2h.median_ms * 1e6), NAN, NAN,
-                  nullptr);
+                  nullptr, "pcie");
     double in_order = h2d.median_ms + kernel.median_ms + d2h.median_ms;
     std::printf("  in order, nothing overlapped: %.3f ms; ideal pipelined: %.3f ms\n\n", in_order,
                 ideal);
@@ -256,7 +256,7 @@ long long report_modes(Report& report, const std::vector<ModeRun>& runs, double 
     for (const ModeRun& r : runs) {
         double ms = r.time.median_ms;
         report.record(r.name, r.name, r.time, 2 * bytes / (ms * 1e6), NAN, 100 * ideal / ms,
-                      "ideal-overlap");
+                      "ideal-overlap", "pcie-duplex");  // both directions at once
         report.extra("ideal_ms", ideal);
         report.extra("in_order_ms", in_order);
         report.extra("speedup_vs_sync", runs[0].time.median_ms / ms);
@@ -289,7 +289,8 @@ void report_timeline(Report& report, const std::vector<ModeRun>& runs, long long
     one_run.repeats = 1;
     double span = one_run.median_ms;
     report.record("timeline", "the timeline drawn above (one run)", one_run,
-                  2 * 4.0 * n / (span * 1e6), NAN, 100 * ideal / span, "ideal-overlap");
+                  2 * 4.0 * n / (span * 1e6), NAN, 100 * ideal / span, "ideal-overlap",
+                  "pcie-duplex");
     report.extra("mode", best->name);
     report.extra("ideal_ms", ideal);
     report.extra_json("segments", segments_json(best->timeline));

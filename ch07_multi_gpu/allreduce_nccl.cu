@@ -156,6 +156,94 @@ const char* USAGE =
     "  --repeats R    timed all-reduces per size after a warm-up (default 20)\n"
     "  --json         also print one JSON record per measurement\n";
 
+// The communicator's members, one per GPU. One process: ncclCommInitAll over
+// GPUs 0 .. K-1. With MPI: one GPU per process, the rank's place among the ranks
+// of its own node picking it, and the communicator's id invented by rank 0 and
+// handed to all by MPI. *nranks gets the communicator's size.
+std::vector<Member> make_members(const Args& args, int requested, int* nranks) {
+    std::vector<Member> members;
+#ifdef WITH_MPI
+    int rank = 0, node_rank = 0, node_size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nranks);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    use_gpus(args.program(), std::max(node_size, requested));  // exit 77 when too few
+    ncclUniqueId id;
+    if (rank == 0) HANDLE_NCCL(ncclGetUniqueId(&id));        // rank 0 invents the communicator's id
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);  // ... and MPI hands it to all
+    members.resize(1);
+    members[0].device = node_rank;
+    members[0].rank = rank;
+    HANDLE_ERROR(cudaSetDevice(node_rank));
+    HANDLE_NCCL(ncclCommInitRank(&members[0].comm, *nranks, id, rank));
+#else
+    *nranks = use_gpus(args.program(), requested);
+    members.resize(*nranks);
+    std::vector<ncclComm_t> comms(*nranks);
+    HANDLE_NCCL(ncclCommInitAll(comms.data(), *nranks, nullptr));  // GPUs 0 .. K-1, one process
+    for (int g = 0; g < *nranks; ++g) {
+        members[g].device = members[g].rank = g;
+        members[g].comm = comms[g];
+    }
+#endif
+    char version[32];
+    nccl_version_text(version, sizeof version);
+    std::printf("  NCCL %s, %d ranks (%s), NCCL_NVLS_ENABLE=%s\n", version, *nranks,
+#ifdef WITH_MPI
+                "one process per GPU, MPI",
+#else
+                "one process",
+#endif
+                std::getenv("NCCL_NVLS_ENABLE"));
+    return members;
+}
+
+// The sweep: 4 KiB, 16 KiB, ..., max_mb MiB, each size checked, then timed and
+// recorded as bus bandwidth. Returns the wrong values over all sizes.
+long long sweep(Report& report, std::vector<Member>& members, long long max_mb, int nranks) {
+    std::vector<cudaStream_t> streams;  // streams[j] belongs to GPU devices[j]
+    std::vector<int> devices;
+    for (Member& m : members) {
+        streams.push_back(m.stream);
+        devices.push_back(m.device);
+    }
+    long long wrong = 0;
+    for (long long size = 4096; size <= (max_mb << 20); size *= 4) {
+        long long count = size / sizeof(float);
+        wrong += check_allreduce(members, count, nranks);
+        TimingStats t = time_on_gpus(
+            streams, [&] { nccl_allreduce(members, count); }, report.repeats(), 2, devices);
+        double bus = bus_bandwidth_gbs(size, nranks, t.median_ms);
+        // Its ceiling: every byte a GPU sends or receives is read or written in its DRAM.
+        report.record("allreduce", ("ncclAllReduce " + size_text(size) + ", bus").c_str(), t, bus,
+                      NAN, NAN, nullptr, "dram");
+        report.size_of_last("bytes", size);
+        report.extra("algbw_gbs", size / (t.median_ms * 1e6));
+        report.extra("busbw_gbs", bus);
+    }
+    return wrong;
+}
+
+// With MPI every rank checked its own GPU: the verdict is everyone's. Without,
+// the values stay as they are.
+void agree_on_verdict(bool* pass, long long* wrong) {
+#ifdef WITH_MPI
+    int mine = *pass ? 1 : 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    long long all_wrong = 0;
+    MPI_Allreduce(wrong, &all_wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    *pass = all == 1;
+    *wrong = all_wrong;
+#else
+    (void)pass, (void)wrong;
+#endif
+}
+
 int main(int argc, char** argv) {
 #ifdef WITH_MPI
     MPI_Init(&argc, &argv);
@@ -174,67 +262,13 @@ int main(int argc, char** argv) {
     report.start(2 * bytes, bytes);
     nvls_off_unless_set();  // before the first communicator (multi_gpu.h says why)
 
-    std::vector<Member> members;
     int nranks = 0;
-#ifdef WITH_MPI
-    // One GPU per process: the rank's place among the ranks of its own node picks it.
-    int node_rank = 0, node_size = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_size(node, &node_size);
-    use_gpus(args.program(), std::max(node_size, requested));  // exit 77 when too few
-    ncclUniqueId id;
-    if (rank == 0) HANDLE_NCCL(ncclGetUniqueId(&id));        // rank 0 invents the communicator's id
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);  // ... and MPI hands it to all
-    members.resize(1);
-    members[0].device = node_rank;
-    members[0].rank = rank;
-    HANDLE_ERROR(cudaSetDevice(node_rank));
-    HANDLE_NCCL(ncclCommInitRank(&members[0].comm, nranks, id, rank));
-#else
-    nranks = use_gpus(args.program(), requested);
-    members.resize(nranks);
-    std::vector<ncclComm_t> comms(nranks);
-    HANDLE_NCCL(ncclCommInitAll(comms.data(), nranks, nullptr));  // GPUs 0 .. K-1, one process
-    for (int g = 0; g < nranks; ++g) {
-        members[g].device = members[g].rank = g;
-        members[g].comm = comms[g];
-    }
-#endif
-    char version[32];
-    nccl_version_text(version, sizeof version);
-    std::printf("  NCCL %s, %d ranks (%s), NCCL_NVLS_ENABLE=%s\n", version, nranks,
-#ifdef WITH_MPI
-                "one process per GPU, MPI",
-#else
-                "one process",
-#endif
-                std::getenv("NCCL_NVLS_ENABLE"));
+    std::vector<Member> members = make_members(args, requested, &nranks);
     report.size("gpus", (long long)nranks);
     allocate_members(members, bytes);
-    std::vector<cudaStream_t> streams;  // streams[j] belongs to GPU devices[j]
-    std::vector<int> devices;
-    for (Member& m : members) {
-        streams.push_back(m.stream);
-        devices.push_back(m.device);
-    }
 
     // 1. The sweep: 4 KiB, 16 KiB, ..., max-mb MiB.
-    long long wrong = 0;
-    for (long long size = 4096; size <= (max_mb << 20); size *= 4) {
-        long long count = size / sizeof(float);
-        wrong += check_allreduce(members, count, nranks);
-        TimingStats t = time_on_gpus(
-            streams, [&] { nccl_allreduce(members, count); }, report.repeats(), 2, devices);
-        double bus = bus_bandwidth_gbs(size, nranks, t.median_ms);
-        report.record("allreduce", ("ncclAllReduce " + size_text(size) + ", bus").c_str(), t, bus,
-                      NAN, NAN, nullptr);
-        report.size_of_last("bytes", size);
-        report.extra("algbw_gbs", size / (t.median_ms * 1e6));
-        report.extra("busbw_gbs", bus);
-    }
+    long long wrong = sweep(report, members, max_mb, nranks);
 
     // 2. The dot product whose partial sums NCCL combines.
     float dot = nccl_dot(members, dot_n, nranks);
@@ -247,17 +281,7 @@ int main(int argc, char** argv) {
     bool pass = wrong == 0 && (double)dot == reference;
 
     free_members(members);
-#ifdef WITH_MPI
-    // Every rank checked its own GPU: the verdict is everyone's.
-    int mine = pass ? 1 : 0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    long long all_wrong = 0;
-    MPI_Allreduce(&wrong, &all_wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Comm_free(&node);
-    MPI_Finalize();
-    pass = all == 1;
-    wrong = all_wrong;
-#endif
+    agree_on_verdict(&pass, &wrong);
     return report.verdict(pass, "%lld values wrong over all sizes and GPUs; dot product %s", wrong,
                           (double)dot == reference ? "exact" : "WRONG");
 }

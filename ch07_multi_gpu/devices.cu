@@ -88,6 +88,31 @@ const char* USAGE =
     "usage: devices [--json]\n"
     "  --json         (accepted, as by every program: this one measures nothing)\n";
 
+// GPU j holds 256 known values; GPU i reads them through its peer mapping.
+// True when every value arrived.
+bool reads_across(int i, int j) {
+    const int n = 256;
+    float *theirs, *mine;
+    std::vector<float> got(n);
+    HANDLE_ERROR(cudaSetDevice(j));
+    HANDLE_ERROR(cudaMalloc(&theirs, n * sizeof(float)));
+    launch_fill_eighths(theirs, 0, n, j);
+    HANDLE_ERROR(cudaDeviceSynchronize());
+    enable_peer_access(std::max(i, j) + 1);
+    HANDLE_ERROR(cudaSetDevice(i));
+    HANDLE_ERROR(cudaMalloc(&mine, n * sizeof(float)));
+    HANDLE_ERROR(cudaMemset(mine, 0xFF, n * sizeof(float)));  // poison
+    read_peer<<<1, n>>>(theirs, mine, n);
+    CHECK_LAUNCH_SYNC();
+    HANDLE_ERROR(cudaMemcpy(got.data(), mine, n * sizeof(float), cudaMemcpyDeviceToHost));
+    bool ok = true;
+    for (int v = 0; v < n; ++v) ok = ok && got[v] == eighth(v, j);
+    HANDLE_ERROR(cudaFree(mine));
+    HANDLE_ERROR(cudaSetDevice(j));
+    HANDLE_ERROR(cudaFree(theirs));
+    return ok;
+}
+
 int main(int argc, char** argv) {
     Args args(argc, argv, USAGE);
     Report report(args, 1);
@@ -125,29 +150,9 @@ int main(int argc, char** argv) {
             std::string link = have_nvml ? nvml.link(handles[i], handles[j]) : "-";
             const char* read = "-";
             if (can) {
-                // GPU j holds 256 known values; GPU i reads them through its peer mapping.
-                const int n = 256;
-                float *theirs, *mine;
-                std::vector<float> got(n);
-                HANDLE_ERROR(cudaSetDevice(j));
-                HANDLE_ERROR(cudaMalloc(&theirs, n * sizeof(float)));
-                launch_fill_eighths(theirs, 0, n, j);
-                HANDLE_ERROR(cudaDeviceSynchronize());
-                enable_peer_access(std::max(i, j) + 1);
-                HANDLE_ERROR(cudaSetDevice(i));
-                HANDLE_ERROR(cudaMalloc(&mine, n * sizeof(float)));
-                HANDLE_ERROR(cudaMemset(mine, 0xFF, n * sizeof(float)));  // poison
-                read_peer<<<1, n>>>(theirs, mine, n);
-                CHECK_LAUNCH_SYNC();
-                HANDLE_ERROR(
-                    cudaMemcpy(got.data(), mine, n * sizeof(float), cudaMemcpyDeviceToHost));
-                bool ok = true;
-                for (int v = 0; v < n; ++v) ok = ok && got[v] == eighth(v, j);
+                bool ok = reads_across(i, j);
                 failed += !ok;
                 read = ok ? "ok" : "WRONG";
-                HANDLE_ERROR(cudaFree(mine));
-                HANDLE_ERROR(cudaSetDevice(j));
-                HANDLE_ERROR(cudaFree(theirs));
             }
             std::printf("  %d -> %d   %-6s %-6d %-6s %-8s %s\n", i, j, can ? "yes" : "no", rank,
                         atomic ? "yes" : "no", link.c_str(), read);

@@ -85,6 +85,20 @@ TimingStats slowest(const std::vector<GpuPart>& parts) {
 }
 
 #ifndef CUDA_EXAMPLES_NO_MAIN
+// The lesson: strong scaling. K GPUs each reading 1/K of the vectors finish
+// close to K times sooner: efficiency T(1) / (K T(K)) near 1. One GPU cannot
+// show it; a slice small enough to sit in each GPU's L2 would show more than 1.
+void check_scaling_lesson(Report& report, long long n, int gpus, double efficiency) {
+    if (gpus < 2) return report.lesson_not_shown("one GPU visible: scaling needs two or more");
+    if (2.0 * n * sizeof(float) / gpus < 4.0 * report.device().l2_bytes)
+        return report.lesson_not_checked("each GPU's slice fits within 4 x its L2: use --n 2^28");
+    // H200, n = 2^30: 1.01 on 2, 1.00 on 3, 1.01 on 4 GPUs (docs/runs/h200x4); on
+    // 2 GPUs at 2^28, 1.01 (docs/runs/h200x2). At least 0.7: room for a busy host
+    // thread or a slow launch, while one GPU doing all the work makes 1/K.
+    report.lesson("strong-scaling efficiency on " + std::to_string(gpus) + " GPUs", efficiency,
+                  0.7);
+}
+
 const char* USAGE =
     "usage: dot_multi [--n N] [--gpus K] [--repeats R] [--json]\n"
     "  --n N          elements per vector (default 2^28; at most 2^31)\n"
@@ -112,17 +126,18 @@ int main(int argc, char** argv) {
 
     // The same dot product on 1, 2, ..., K GPUs: the strong-scaling table.
     bool pass = true;
-    double t1 = 0, sum_k = 0;
+    double t1 = 0, sum_k = 0, t_last_ms = 0;
     for (int k = 1; k <= k_max; ++k) {
         std::vector<GpuPart> parts;
         double sum = dot_multi(a, b, n, k, report.repeats(), parts);
         TimingStats t = slowest(parts);
         if (k == 1) t1 = t.median_ms;
+        t_last_ms = t.median_ms;
         double efficiency = t1 / (k * t.median_ms);
         std::string label = std::to_string(k) + " GPU" + (k > 1 ? "s" : "") + ", kernel";
         report.record(("gpus-" + std::to_string(k)).c_str(), label.c_str(), t,
                       2.0 * n * sizeof(float) / (t.median_ms * 1e6), NAN, 100 * efficiency,
-                      "linear-scaling");
+                      "linear-scaling", "dram", k);  // k GPUs: k times one GPU's DRAM
         report.extra("gpus", k);
         report.extra("speedup", t1 / t.median_ms);
         report.extra("efficiency", efficiency);
@@ -138,6 +153,7 @@ int main(int argc, char** argv) {
 
     std::free(a);
     std::free(b);
+    check_scaling_lesson(report, n, k_max, t1 / (k_max * t_last_ms));
     return report.verdict(pass, "%s on 1..%d GPUs (random eighths: exact, no tolerance)",
                           pass ? "the dot product equals the CPU reference"
                                : "a dot product differs from the CPU reference",

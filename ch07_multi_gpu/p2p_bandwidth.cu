@@ -127,16 +127,9 @@ const char* USAGE =
     "  --repeats R    timed copies per pair and mode after a warm-up (default 10)\n"
     "  --json         also print one JSON record per measurement\n";
 
-int main(int argc, char** argv) {
-    Args args(argc, argv, USAGE);
-    long long mb = args.integer("--mb", 256, 1, 16384);
-    int requested = read_gpus(args);
-    Report report(args, 10);
-    size_t bytes = checked_bytes(args, mb, 1 << 20, 1);
-    report.start(2 * bytes, 2 * bytes);
-    int k = use_gpus(args.program(), requested);
-    report.size("bytes", (long long)bytes).size("gpus", (long long)k);
-
+// The buffers: on each of the k GPUs a source filled with its own eighths and a
+// destination of `bytes`, and a stream each.
+Buffers make_buffers(int k, size_t bytes) {
     Buffers b;
     b.k = k;
     b.n = bytes / sizeof(float);
@@ -151,6 +144,39 @@ int main(int argc, char** argv) {
         HANDLE_ERROR(cudaDeviceSynchronize());
     }
     HANDLE_ERROR(cudaSetDevice(0));
+    return b;
+}
+
+// NCCL's all-reduce of the sources into the destinations on all k GPUs, timed.
+TimingStats time_nccl_allreduce(Buffers& b, int repeats) {
+    nvls_off_unless_set();
+    std::vector<ncclComm_t> comms(b.k);
+    HANDLE_NCCL(ncclCommInitAll(comms.data(), b.k, nullptr));
+    TimingStats nccl = time_on_gpus(
+        b.streams,
+        [&] {
+            HANDLE_NCCL(ncclGroupStart());
+            for (int g = 0; g < b.k; ++g)
+                HANDLE_NCCL(ncclAllReduce(b.src[g], b.dst[g], b.n, ncclFloat, ncclSum, comms[g],
+                                          b.streams[g]));
+            HANDLE_NCCL(ncclGroupEnd());
+        },
+        repeats);
+    for (int g = 0; g < b.k; ++g) HANDLE_NCCL(ncclCommDestroy(comms[g]));
+    return nccl;
+}
+
+int main(int argc, char** argv) {
+    Args args(argc, argv, USAGE);
+    long long mb = args.integer("--mb", 256, 1, 16384);
+    int requested = read_gpus(args);
+    Report report(args, 10);
+    size_t bytes = checked_bytes(args, mb, 1 << 20, 1);
+    report.start(2 * bytes, 2 * bytes);
+    int k = use_gpus(args.program(), requested);
+    report.size("bytes", (long long)bytes).size("gpus", (long long)k);
+
+    Buffers b = make_buffers(k, bytes);
 
     long long wrong = 0;
     double peer_mean = NAN;
@@ -176,31 +202,19 @@ int main(int argc, char** argv) {
             // The record: the slowest pair's time; its rate is the mean over all pairs.
             report.record(MODE_NAMES[mode],
                           (std::string(MODE_NAMES[mode]) + ", mean of pairs").c_str(), slowest,
-                          mean, NAN, NAN, nullptr);
+                          mean, NAN, NAN, nullptr, "dram");  // each byte read and written once
             report.extra_json("matrix_gbs", matrix);
         }
     }
 
     // NCCL's all-reduce of the same size on all k GPUs: bus bandwidth beside the copies.
-    nvls_off_unless_set();
-    std::vector<ncclComm_t> comms(k);
-    HANDLE_NCCL(ncclCommInitAll(comms.data(), k, nullptr));
-    TimingStats nccl = time_on_gpus(
-        b.streams,
-        [&] {
-            HANDLE_NCCL(ncclGroupStart());
-            for (int g = 0; g < k; ++g)
-                HANDLE_NCCL(ncclAllReduce(b.src[g], b.dst[g], b.n, ncclFloat, ncclSum, comms[g],
-                                          b.streams[g]));
-            HANDLE_NCCL(ncclGroupEnd());
-        },
-        report.repeats());
+    TimingStats nccl = time_nccl_allreduce(b, report.repeats());
     double bus = bus_bandwidth_gbs(bytes, k, nccl.median_ms);
     double ratio = k > 1 ? peer_mean / bus : NAN;
-    report.record("nccl-allreduce", "NCCL all-reduce, bus bandwidth", nccl, bus, NAN, NAN, nullptr);
+    report.record("nccl-allreduce", "NCCL all-reduce, bus bandwidth", nccl, bus, NAN, NAN, nullptr,
+                  "dram");  // every byte a GPU sends or receives is read or written in its DRAM
     report.extra("p2p_over_nccl_bus", ratio);
     if (k > 1) std::printf("  one-way peer copy / NCCL bus bandwidth = %.2f\n", ratio);
-    for (int g = 0; g < k; ++g) HANDLE_NCCL(ncclCommDestroy(comms[g]));
 
     for (int g = 0; g < k; ++g) {
         HANDLE_ERROR(cudaSetDevice(g));

@@ -95,6 +95,26 @@ function(add_example_run name)
   endif()
 endfunction()
 
+# add_lesson_run(NAME [TEST suffix] ARGS ...): one run at a size where the program's
+# lesson shows (common/report.h: Report::lesson), test <ch>.<name>.lesson[.suffix],
+# labels gpu and lesson: it fails when the effect the program teaches did not happen
+# ("Lesson: MISSED", exit 1) or a rate is above the hardware's peak ("impossible
+# measurement"). No sanitizer runs: they time nothing meaningful.
+function(add_lesson_run name)
+  cmake_parse_arguments(ARG "" "TEST" "ARGS" ${ARGN})
+  if(NOT BUILD_TESTING)
+    return()
+  endif()
+  _cuda_examples_chapter(ch)
+  set(_test ${ch}.${name}.lesson)
+  if(ARG_TEST)
+    set(_test ${_test}.${ARG_TEST})
+  endif()
+  add_test(NAME ${_test} COMMAND ${name} ${ARG_ARGS})
+  set_tests_properties(${_test} PROPERTIES LABELS "gpu;lesson" SKIP_RETURN_CODE 77 TIMEOUT 600
+    FAIL_REGULAR_EXPRESSION "Lesson: MISSED;impossible measurement")
+endfunction()
+
 function(add_usage_test name test)
   cmake_parse_arguments(ARG "" "EXIT;MATCH;CHAPTER" "ARGS" ${ARGN})
   if(NOT BUILD_TESTING)

@@ -8,6 +8,21 @@
 //   schema, program, variant, device, cc, size{...}, launch{...},
 //   time_ms{median,min,max,repeats}, gbps, gflops, pct_peak, peak, verdict
 // plus any extra fields the program adds. null means "does not apply".
+//
+// Two more checks than the answer's:
+//  * Every rate is compared with the physical ceiling of what it uses
+//    (DeviceInfo::peak: DRAM, FP32, the Tensor Cores, the host link). A rate
+//    above it by more than CEILING_MARGIN is impossible: the timing or the count
+//    of bytes or flops is wrong. It prints "impossible measurement: ..." and the
+//    run fails (exit 1).
+//  * A program that teaches an effect checks it, from ratios measured in the
+//    same run (report.lesson): after the verdict, one line
+//      Lesson: shown (...)                  the effect happened
+//      Lesson: MISSED (...)                 it did not: exit 1, whatever the answer
+//      Lesson: not shown on this GPU (...)  this GPU cannot show it (one copy
+//                                           engine, ...): not a failure
+//      Lesson: not checked (...)            this run is too small to show it
+//    and the same in every JSON record's "lesson" field.
 #pragma once
 
 #include <cmath>
@@ -133,6 +148,18 @@ inline void print_timing(const char* label, const TimingStats& t, double gbps, d
     std::printf("\n");
 }
 
+// How far above its physical peak a measured rate may be before it is called
+// impossible: 5%. A correct rate never is above it (the peaks are the hardware's
+// maxima: the boost clock, every lane busy), so the margin only absorbs the
+// events' resolution (about half a microsecond) on the shortest timed runs.
+const double CEILING_MARGIN = 0.05;
+
+// Data that fits in the L2 cache can be read again from there, faster than from
+// DRAM, and CUDA does not report the L2's bandwidth: a "dram" rate whose bytes
+// are below 4 times the L2 is compared with 4 times the DRAM peak instead (a
+// stated multiple: Hopper's and Ampere's L2 serve 2 to 3 times their DRAM's rate).
+const double L2_RESIDENT_FACTOR = 4.0;
+
 // The last line of every report. Returns the program's exit code.
 inline int verdict(bool pass, const std::string& detail) {
     std::printf("Verdict: %s (%s)\n", pass ? "PASS" : "FAIL", detail.c_str());
@@ -173,6 +200,9 @@ public:
         print_device(dev_);
         return dev_;
     }
+    // A device described by hand, not looked for: how the tests check the
+    // ceilings (DeviceInfo::peak) and the lesson lines without a GPU.
+    void start_on_device(const DeviceInfo& described) { dev_ = described; }
     // The same for a program that runs on the CPU only (MM-CPU): no GPU is
     // looked for; its records name the CPU and have no compute capability.
     void start_on_cpu(const char* cpu, size_t host_bytes) {
@@ -221,14 +251,38 @@ public:
 
     // A measurement the program took itself, against a limit it names
     // ("pcie", "ideal-overlap"; NAN and nullptr when there is none).
+    // `resource` names what the rate uses, for its ceiling (DeviceInfo::peak);
+    // by default the limit, when that is one ("dram", "pcie"...); `units` is how
+    // many of it the rate may use at once (K GPUs: K times one GPU's DRAM).
     void record(const char* variant, const char* label, const TimingStats& t, double gbps,
-                double gflops, double pct_of_limit, const char* limit) {
+                double gflops, double pct_of_limit, const char* limit,
+                const char* resource = nullptr, double units = 1) {
         print_setup();
         print_timing(label, t, gbps, gflops, pct_of_limit, limit);
         records_.push_back(
             {variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_, {}});
         extra_ = JsonRecord();
+        check_ceiling(label, std::isfinite(gbps) ? gbps : gflops, resource ? resource : limit,
+                      units, std::isfinite(gbps) ? gbps * t.median_ms * 1e6 : NAN);
     }
+
+    // The lesson: an effect the program teaches, as a ratio measured in this
+    // run (a speed-up, a time over another) that must be at least `at_least`.
+    // Call it once per ratio; the verdict prints the Lesson line. The threshold
+    // is set where the program calls it, with the measurements it came from.
+    void lesson(const std::string& what, double ratio, double at_least) {
+        lessons_.push_back({what, ratio, at_least, ratio >= at_least});  // NaN: missed
+    }
+    // ...or a ratio that must stay at most `at_most` (an effect that must NOT happen).
+    void lesson_at_most(const std::string& what, double ratio, double at_most) {
+        lessons_.push_back({what, ratio, -at_most, ratio <= at_most});
+    }
+    // The GPU cannot show the effect (one copy engine, one GPU): says why, no failure.
+    void lesson_not_shown(const std::string& why) {
+        lesson_note_ = "not shown on this GPU: " + why;
+    }
+    // This run is too small (or not set up) to show it: says why, no failure.
+    void lesson_not_checked(const std::string& why) { lesson_note_ = "not checked: " + why; }
 
     // A single figure ("end to end", "CPU"): printed, and added to the record
     // of the last measurement (or of the next, when there is none yet).
@@ -264,6 +318,9 @@ public:
         return verdict_text(pass, detail);
     }
     int verdict_text(bool pass, const std::string& detail) {
+        bool lesson_missed = false;
+        std::string lesson_line = lesson_summary(&lesson_missed);
+        pass = pass && impossible_.empty();
         for (const Measured& m : records_) {
             JsonRecord r = measurement_against(
                 args_.program(), m.variant.c_str(), dev_, m.t, m.gbps, m.gflops, m.pct,
@@ -273,12 +330,90 @@ public:
                 r.null("launch");
             else
                 r.add("launch", launch_);
+            if (!lesson_line.empty()) r.raw("lesson", lesson_json(lesson_missed));
             print_json(json_, r.merge(m.extra));
         }
-        return ::verdict(pass, detail);
+        std::string why = impossible_.empty() ? detail : detail + "; but " + impossible_;
+        int code = ::verdict(pass, why);
+        if (!lesson_line.empty()) std::printf("Lesson: %s\n", lesson_line.c_str());
+        std::fflush(stdout);
+        return lesson_missed && code == EXIT_CODE_OK ? EXIT_CODE_FAILED : code;
     }
 
 private:
+    struct LessonCheck {
+        std::string what;
+        double ratio, threshold;  // threshold < 0: at most -threshold
+        bool shown;
+    };
+    static std::string lesson_text(const LessonCheck& c) {
+        char text[300];
+        std::snprintf(text, sizeof text, "%s %.2f, %s %.2f", c.what.c_str(), c.ratio,
+                      c.threshold < 0 ? "at most" : "at least", std::fabs(c.threshold));
+        return text;
+    }
+    // The Lesson line's text ("" when the program checks none); *missed when a check failed.
+    std::string lesson_summary(bool* missed) const {
+        std::string shown, failed;
+        for (const LessonCheck& c : lessons_)
+            (c.shown ? shown : failed) +=
+                (c.shown ? shown : failed).empty() ? lesson_text(c) : "; " + lesson_text(c);
+        *missed = !failed.empty();
+        if (*missed) return "MISSED (" + failed + (shown.empty() ? "" : "; shown: " + shown) + ")";
+        if (!lesson_note_.empty()) {
+            std::string note = lesson_note_.substr(0, lesson_note_.find(':'));
+            std::string rest = lesson_note_.substr(lesson_note_.find(':') + 2);
+            return note + " (" + rest + (shown.empty() ? "" : "; shown: " + shown) + ")";
+        }
+        return shown.empty() ? "" : "shown (" + shown + ")";
+    }
+    std::string lesson_json(bool missed) const {
+        std::string status = missed ? "MISSED"
+                             : !lesson_note_.empty()
+                                 ? lesson_note_.substr(0, lesson_note_.find(':'))
+                                 : "shown";
+        std::string checks = "[";
+        for (const LessonCheck& c : lessons_) {
+            JsonRecord one;
+            one.add("what", c.what).add("ratio", c.ratio);
+            one.add("threshold", std::fabs(c.threshold)).add("kind", c.threshold < 0 ? "<=" : ">=");
+            checks += (checks.size() > 1 ? "," : "") + one.add("shown", c.shown).str();
+        }
+        JsonRecord r;
+        r.add("status", status).raw("checks", checks + "]");
+        if (!lesson_note_.empty()) r.add("note", lesson_note_);
+        return r.str();
+    }
+
+    // A rate above the ceiling of what it uses is impossible: says so, and the
+    // verdict fails. `bytes` (NAN for flops) tells a DRAM rate whose data may sit in L2.
+    void check_ceiling(const char* label, double rate, const char* resource, double units,
+                       double bytes) {
+        if (!resource || !std::isfinite(rate) || dev_.cc_major == 0) return;
+        std::string what = resource;
+        double peak = dev_.peak(what) * units;
+        if ((what == "pcie" || what == "pcie-duplex") && !std::isfinite(peak)) {
+            // No link peak known (DeviceInfo::pcie_source says why): every byte that
+            // crosses the link is read or written in the GPU's DRAM, whose peak then
+            // bounds it, loosely (an H200's is 78 times its PCIe 5 link's).
+            peak = dev_.peak_bandwidth_gbs() * units;
+            what = "dram (no link peak known)";
+        }
+        if (what == "dram" && std::isfinite(bytes) && bytes < 4.0 * dev_.l2_bytes * units) {
+            peak *= L2_RESIDENT_FACTOR;
+            what = "4 x dram (the data fits in L2)";
+        }
+        if (!std::isfinite(peak) || rate <= peak * (1 + CEILING_MARGIN)) return;
+        char text[400];
+        std::snprintf(text, sizeof text,
+                      "%s: %.4g %s is above the %s peak %.4g by %.0f%% (more than %.0f%%): the "
+                      "timing or the count of bytes or flops is wrong",
+                      label, rate, std::isfinite(bytes) ? "GB/s" : "GFLOP/s", what.c_str(), peak,
+                      100 * (rate / peak - 1), 100 * CEILING_MARGIN);
+        std::printf("impossible measurement: %s\n", text);
+        if (impossible_.empty()) impossible_ = std::string("impossible measurement: ") + text;
+    }
+
     template <typename Work>
     TimingStats measure(const char* variant, const char* label, double bytes, double flops,
                         Work work, int warmups) {
@@ -314,4 +449,6 @@ private:
     std::string setup_, launch_text_;
     bool setup_printed_ = false;
     std::vector<Measured> records_;
+    std::vector<LessonCheck> lessons_;
+    std::string lesson_note_, impossible_;
 };

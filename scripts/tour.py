@@ -278,9 +278,22 @@ def summary_rows(runs, ceilings):
                 "end_to_end_ms": r.get("end_to_end_ms"), "rate": rate, "unit": unit,
                 "pct_theoretical_peak": r.get("pct_peak"), "peak": r.get("peak"), "ceiling": ceiling_kind,
                 "pct_measured_ceiling": pct_ceiling, "check": verdict, "speedup_vs_cpu": speedup,
-                "cpu_ms": cpu_ms,
+                "cpu_ms": cpu_ms, "lesson": lesson_cell(r),
             })
     return rows
+
+
+def lesson_cell(record):
+    """The record's lesson (common/report.h): 'shown', 'MISSED', 'not shown on this GPU' or
+    'not checked', with its smallest ratio against its threshold; '' for a program without one."""
+    lesson = record.get("lesson") or {}
+    status = lesson.get("status", "")
+    checks = [c for c in lesson.get("checks") or [] if c.get("ratio") is not None]
+    if not checks or status not in ("shown", "MISSED"):
+        return status
+    worst = min(checks, key=lambda c: (c["shown"], c["ratio"] / c["threshold"] if c["kind"] == ">="
+                                       else c["threshold"] / c["ratio"]))
+    return f"{status} ({worst['ratio']:.3g} {worst['kind']} {worst['threshold']:g})"
 
 
 def table(rows, columns):
@@ -311,6 +324,7 @@ SUMMARY_COLUMNS = [
     ("% ceiling", lambda r: (fmt(r.get("pct_measured_ceiling"), ".1f") +
                              (f" ({r['ceiling']})" if r.get("pct_measured_ceiling") is not None else ""))),
     ("check", lambda r: r.get("check", "")),
+    ("lesson", lambda r: r.get("lesson", "")),
     ("x CPU", lambda r: fmt(r.get("speedup_vs_cpu"), ".4g")),
 ]
 
@@ -495,7 +509,7 @@ def main():
                   f, indent=1)
     fields = ["chapter", "program", "variant", "teaches", "kernel_ms", "kernel_min_ms", "kernel_max_ms",
               "end_to_end_ms", "rate", "unit", "pct_theoretical_peak", "peak", "ceiling", "pct_measured_ceiling", "check",
-              "speedup_vs_cpu", "cpu_ms"]
+              "speedup_vs_cpu", "cpu_ms", "lesson"]
     with open(os.path.join(results, "results.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()

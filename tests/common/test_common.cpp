@@ -404,6 +404,119 @@ TEST(Report, WithoutJsonPrintsNoRecords) {
     EXPECT_NE(out.find("Verdict: PASS (fine)"), std::string::npos);
 }
 
+// An H200 as the driver describes it: 132 SMs at 1980 MHz, HBM3e at 3201 MHz on a
+// 6144-bit bus, 60 MiB of L2, a PCIe 5 x16 link (sysfs: 32 GT/s, 16 lanes).
+static DeviceInfo h200() {
+    DeviceInfo d;
+    d.name = "NVIDIA H200";
+    d.cc_major = 9, d.sm_count = 132, d.clock_khz = 1980000;
+    d.memory_clock_khz = 3201000, d.bus_width_bits = 6144, d.l2_bytes = 60 << 20;
+    d.pcie_gbs = 32.0 * 16 * 128 / 130 / 8;
+    return d;
+}
+
+// Runs one record through a report on that H200; returns (exit code, output).
+static std::pair<int, std::string> one_rate(double gbps, double gflops, double ms,
+                                            const char* limit, const char* resource = nullptr,
+                                            double pcie = -1) {
+    Args args = make_args({});
+    Report report(args, 2);
+    DeviceInfo d = h200();
+    if (pcie >= 0) d.pcie_gbs = pcie > 0 ? pcie : NAN;
+    report.start_on_device(d);
+    ::testing::internal::CaptureStdout();
+    report.record("kernel", "kernel only", summarize({ms}), gbps, gflops, NAN, limit, resource);
+    int code = report.verdict(true, "right");
+    return {code, ::testing::internal::GetCapturedStdout()};
+}
+
+TEST(DeviceInfo, PeaksFromTheDriversFigures) {
+    DeviceInfo d = h200();
+    EXPECT_NEAR(d.peak("dram"), 4916.7, 0.1);    // 2 x 3201 MHz x 768 bytes
+    EXPECT_NEAR(d.peak("fp32"), 66908.2, 0.1);   // 132 x 128 lanes x 2 x 1980 MHz
+    EXPECT_NEAR(d.peak("tf32"), 535265.3, 0.1);  // 132 x 2048 x 1980 MHz
+    EXPECT_NEAR(d.peak("bf16"), 2 * d.peak("tf32"), 1e-6);
+    EXPECT_NEAR(d.peak("pcie"), 63.015, 0.001);  // 32 GT/s x 16 x 128/130 / 8
+    EXPECT_NEAR(d.peak("pcie-duplex"), 126.031, 0.001);
+    EXPECT_TRUE(std::isnan(d.peak("ideal-overlap")));  // not a physical resource
+}
+
+// Issue 23's impossible number: VA-GPU-NN's bytes counted twice, some 8 TB/s.
+TEST(Report, ARateAboveItsPeakIsAnImpossibleMeasurement) {
+    // 8 GB in 1 ms: 8000 GB/s from DRAM (far more than 4 x L2): impossible.
+    auto [code, out] = one_rate(8000, NAN, 1.0, "dram");
+    EXPECT_EQ(code, EXIT_CODE_FAILED);
+    EXPECT_NE(out.find("\nimpossible measurement: kernel only: 8000 GB/s is above the dram peak"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("Verdict: FAIL (right; but impossible measurement"), std::string::npos);
+    // 4467 GB/s, Dot-SM-Warp's on an H200 (91% of the peak): possible.
+    EXPECT_EQ(one_rate(4467, NAN, 1.0, "dram").first, EXIT_CODE_OK);
+    // 5100 GB/s: within the 5% margin (the events' resolution); 5200: not.
+    EXPECT_EQ(one_rate(5100, NAN, 1.0, "dram").first, EXIT_CODE_OK);
+    EXPECT_EQ(one_rate(5200, NAN, 1.0, "dram").first, EXIT_CODE_FAILED);
+    // 8000 GB/s over 80 MB, data that fits in 4 x L2: possible from the L2.
+    EXPECT_EQ(one_rate(8000, NAN, 0.01, "dram").first, EXIT_CODE_OK);
+    // FP32: MM-GPU-RT's flops counted twice at Width 4096, 90 TFLOP/s of 67.
+    EXPECT_EQ(one_rate(NAN, 90000, 1.0, "fp32").first, EXIT_CODE_FAILED);
+    EXPECT_EQ(one_rate(NAN, 51300, 1.0, "fp32").first, EXIT_CODE_OK);  // cuBLAS SGEMM's
+    // The Tensor Cores: BF16 at 739 TFLOP/s (cuBLAS) is possible, 1200 is not.
+    EXPECT_EQ(one_rate(NAN, 739000, 1.0, nullptr, "bf16").first, EXIT_CODE_OK);
+    EXPECT_EQ(one_rate(NAN, 1.2e6, 1.0, nullptr, "bf16").first, EXIT_CODE_FAILED);
+    // The host link: 110 GB/s over PCIe 5 x16 is impossible; without a known
+    // link the DRAM peak bounds it (loosely), and then it passes.
+    EXPECT_EQ(one_rate(110, NAN, 1.0, nullptr, "pcie").first, EXIT_CODE_FAILED);
+    EXPECT_EQ(one_rate(55, NAN, 1.0, nullptr, "pcie").first, EXIT_CODE_OK);
+    EXPECT_EQ(one_rate(110, NAN, 1.0, nullptr, "pcie", 0).first, EXIT_CODE_OK);
+    // A limit that is no resource (a schedule's ideal) checks nothing.
+    EXPECT_EQ(one_rate(1e9, NAN, 1.0, "ideal-overlap").first, EXIT_CODE_OK);
+}
+
+TEST(Report, TheLessonLineAndItsExitCode) {
+    auto run = [](auto setup, bool pass = true) {
+        Args args = make_args({"--json"});
+        Report report(args, 2);
+        report.start_on_device(h200());
+        ::testing::internal::CaptureStdout();
+        report.record("kernel", "kernel only", summarize({1.0}), 100, NAN, NAN, "dram");
+        setup(report);
+        int code = report.verdict(pass, "right");
+        return std::make_pair(code, ::testing::internal::GetCapturedStdout());
+    };
+    auto shown = run([](Report& r) { r.lesson("speed-up", 2.5, 1.6); });
+    EXPECT_EQ(shown.first, EXIT_CODE_OK);
+    EXPECT_NE(shown.second.find("\nLesson: shown (speed-up 2.50, at least 1.60)\n"),
+              std::string::npos)
+        << shown.second;
+    EXPECT_NE(shown.second.find("\"lesson\":{\"status\":\"shown\""), std::string::npos);
+    // Missed: exit 1 although the answer is right; the line comes after the verdict.
+    auto missed = run([](Report& r) {
+        r.lesson("speed-up", 1.0, 1.6);
+        r.lesson_at_most("a time ratio", 1.2, 2.5);
+    });
+    EXPECT_EQ(missed.first, EXIT_CODE_FAILED);
+    EXPECT_NE(missed.second.find("Verdict: PASS (right)\nLesson: MISSED (speed-up 1.00, at least "
+                                 "1.60; shown: a time ratio 1.20, at most 2.50)"),
+              std::string::npos)
+        << missed.second;
+    EXPECT_NE(missed.second.find("\"status\":\"MISSED\""), std::string::npos);
+    auto nan = run([](Report& r) { r.lesson("speed-up", NAN, 1.6); });
+    EXPECT_EQ(nan.first, EXIT_CODE_FAILED);  // a ratio that could not be measured is no lesson
+    // A GPU that cannot show it, a run too small to: said, and no failure.
+    auto gpu = run([](Report& r) { r.lesson_not_shown("1 copy engine(s)"); });
+    EXPECT_EQ(gpu.first, EXIT_CODE_OK);
+    EXPECT_NE(gpu.second.find("\nLesson: not shown on this GPU (1 copy engine(s))"),
+              std::string::npos)
+        << gpu.second;
+    auto small = run([](Report& r) { r.lesson_not_checked("use --n 2^26"); });
+    EXPECT_EQ(small.first, EXIT_CODE_OK);
+    EXPECT_NE(small.second.find("\nLesson: not checked (use --n 2^26)"), std::string::npos);
+    // A wrong answer stays a failure, lesson or not; no lesson: no line.
+    EXPECT_EQ(run([](Report& r) { r.lesson("speed-up", 2.5, 1.6); }, false).first,
+              EXIT_CODE_FAILED);
+    EXPECT_EQ(run([](Report&) {}).second.find("Lesson:"), std::string::npos);
+}
+
 TEST(ReportDeathTest, UnknownOptionsAreRefusedWhenTheReportIsMade) {
     EXPECT_EXIT(
         {

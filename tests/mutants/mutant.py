@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = ("verdict", "gtest", "racecheck", "synccheck", "memcheck")
+CHECKS = ("verdict", "lesson", "gtest", "racecheck", "synccheck", "memcheck")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 
 
@@ -214,7 +214,9 @@ def last_lines(text, n=6):
     return "\n".join("    " + line for line in text.strip().split("\n")[-n:])
 
 
-def check_verdict(args, m, program):
+def check_verdict(args, m, program, lesson=False):
+    """verdict: every run exits 1 (or hangs). lesson: every run exits 1 and prints a line
+    starting 'Lesson: MISSED' (the answer may be right; the effect the program teaches is not)."""
     runs = ([] if m["no_default_run"] else [""]) + m["runs"]
     how = []
     for line in runs:
@@ -225,9 +227,12 @@ def check_verdict(args, m, program):
             return None, f"no GPU: {label} exited 77"
         caught = rc == EXIT_FAILED or rc == "timeout"
         verdict = re.findall(r"^Verdict: .*$", out, re.M)
+        if lesson:
+            verdict = re.findall(r"^Lesson: .*$", out, re.M)
+            caught = rc == EXIT_FAILED and bool(verdict) and verdict[-1].startswith("Lesson: MISSED")
         said = "hang, stopped after %d s" % args.timeout if rc == "timeout" else (
             verdict[-1] if verdict else f"exit {rc}, no verdict line")
-        print(f"  verdict {'CAUGHT  ' if caught else 'SURVIVED'} {label}: {said}")
+        print(f"  {'lesson ' if lesson else 'verdict'} {'CAUGHT  ' if caught else 'SURVIVED'} {label}: {said}")
         if not caught:
             print(last_lines(out))
         how.append({"args": label, "exit": rc, "caught": caught, "said": said[:200]})
@@ -302,8 +307,8 @@ def cmd_caught(args, m):
     result = {"chapter": m["chapter"], "program": m["program"], "mutant": m["name"], "bug": m["bug"],
               "expect": m["expect"], "checks": {}}
     for check in m["expect"]:
-        if check == "verdict":
-            caught, how = check_verdict(args, m, program)
+        if check in ("verdict", "lesson"):
+            caught, how = check_verdict(args, m, program, lesson=check == "lesson")
         elif check == "gtest":
             built, binary = compile_gtest(args, m, tree, root)
             if not built:
