@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = ("verdict", "lesson", "gtest", "racecheck", "synccheck", "memcheck")
+CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck")
 SANITIZERS = ("racecheck", "synccheck", "memcheck")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 
@@ -99,6 +99,25 @@ def parse(path):
     if not m["patches"]:
         raise MutantError(f"{path}: no '@@ find' / '@@ replace' pair")
     return m
+
+
+def standalone_line(source):
+    """The '//   nvcc ...' line in the first 40 lines of a program, as a list of words
+    (scripts/lab.py builds a student's files with it)."""
+    with open(source) as f:
+        for _, line in zip(range(40), f):
+            hit = re.match(r"^//\s+(nvcc .*)$", line.rstrip("\n"))
+            if hit:
+                return shlex.split(hit.group(1))
+    raise MutantError(f"{source}: no '//   nvcc ...' line in its header comment")
+
+
+def arch_flags(arch):
+    """'90-real' or '90' -> -arch=sm_90; anything else (native, all, empty): nvcc's default
+    (scripts/lab.py; the planted bugs take the real targets' architectures instead)."""
+    first = re.split(r"[;,]", arch or "")[0]
+    number = re.match(r"^(\d+)", first)
+    return [f"-arch=sm_{number.group(1)}"] if number else []
 
 
 # ---- the patched tree (a build step) ------------------------------------------------------
@@ -202,6 +221,8 @@ def configs(m):
                 out.append({"check": check, "binary": "program", "args": line})
         elif check == "gtest":
             out.append({"check": "gtest", "binary": m["gtest"], "args": m.get("gtest-filter", "")})
+        elif check == "window":
+            out.append({"check": "window", "binary": "program", "args": ""})
         else:
             out.append({"check": check, "binary": "program", "args": m.get("sanitize", "")})
     return out
@@ -227,6 +248,9 @@ def execute(args, config, binaries):
         return {"status": "missing", "said": f"{config['binary']} was not built ({binary})"}
     if check == "gtest":
         words = [binary] + ([f"--gtest_filter={config['args']}"] if config["args"] else [])
+    elif check == "window":
+        words = [sys.executable, str(REPO / "tests" / "ch05_raytrace" / "window_ray.py"), binary,
+                 str(Path(binary).parent / "window")]
     elif check in SANITIZERS:
         if not args.sanitizer:
             return {"status": "missing", "said": "compute-sanitizer was not found"}
@@ -236,6 +260,11 @@ def execute(args, config, binaries):
     timeout = max(args.timeout, 900) if check in SANITIZERS else args.timeout
     rc, out = run(words, timeout)
     result = {"exit": rc, "output": last_lines(out)}
+    if check == "window":
+        said = re.findall(r"^window test: .*$", out, re.M)
+        said = said[-1] if said else f"exit {rc}"
+        status = {0: "clean", 1: "caught", EXIT_NO_DEVICE: "no-device"}.get(rc, "other")
+        return dict(result, status=status, said=said[:300])
     if rc == EXIT_NO_DEVICE:
         said = re.findall(r"^.*(?:CUDA device|GPU).*$", out, re.M)
         return dict(result, status="no-device", said=(said[-1] if said else "exit 77")[:200])
