@@ -161,6 +161,17 @@ inline bool parse_scene(const std::string& text, const std::string& name,
         if (words.empty()) continue;
 
         if (words.size() != 7) {
+            // A line of words ("hello world") is not "2 numbers": name the first word that is
+            // not a number, and say what a line should hold.
+            for (const std::string& w : words) {
+                double ignored;
+                if (w.size() <= MAX_NUMBER_CHARS && !parse_scene_number(w, &ignored)) {
+                    *error = where + "'" + shown(w) +
+                             "' is not a number (a sphere is one line of 7: x y z radius r g b)";
+                    spheres->clear();
+                    return false;
+                }
+            }
             *error = where + "expected 7 numbers (x y z radius r g b), found " +
                      std::to_string(words.size());
             spheres->clear();
