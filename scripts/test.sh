@@ -22,6 +22,9 @@ t0=$(now)
 scripts/setup.sh test
 t1=$(now)
 jobs=$(nproc 2>/dev/null || echo 2)
+# A new build folder uses Ninja where it is installed: it skips what a build step left
+# unchanged (the planted bugs' patched copies). An existing folder keeps its generator.
+if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null 2>&1; then export CMAKE_GENERATOR=Ninja; fi
 configure_args=()
 [ -n "${CUDA_EXAMPLES_MUTANTS:-}" ] && configure_args+=("-DCUDA_EXAMPLES_MUTANTS=$CUDA_EXAMPLES_MUTANTS")
 cmake --preset "$preset" "${configure_args[@]}"
