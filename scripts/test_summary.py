@@ -91,6 +91,9 @@ def skip_reason(case):
     output = (case.findtext("system-out") or "").strip()
     if message == "Disabled":
         return "disabled (the DISABLED test property)"
+    gpus = [line for line in output.splitlines() if MULTI_GPU.search(line)]
+    if gpus:  # "needs 2 GPUs, 1 visible", wherever the program printed it
+        return gpus[-1].strip()
     gtest = re.search(r": Skipped\n(.+)", output)           # GTEST_SKIP() << why
     if gtest:
         return gtest.group(1).strip()

@@ -106,6 +106,7 @@ export LIBGL_DRIVERS_PATH="$_b/root/usr/lib/x86_64-linux-gnu/dri"
 export __GLX_VENDOR_LIBRARY_NAME=mesa
 export __EGL_VENDOR_LIBRARY_DIRS="$_b/root/usr/share/glvnd/egl_vendor.d"
 export XKB_CONFIG_ROOT="$_b/root/usr/share/X11/xkb"
+# Xvfb's own keymaps come from a folder compiled into it: start it with -xkbdir "$_b/root/usr/share/X11/xkb"
 if [ "${1:-}" = --link-xkbcomp ]; then
   [ -e /usr/bin/xkbcomp ] || ln -s "$_b/root/usr/bin/xkbcomp" /usr/bin/xkbcomp
 elif [ ! -e /usr/bin/xkbcomp ]; then

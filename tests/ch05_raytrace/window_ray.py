@@ -176,8 +176,10 @@ def main():
 
     # A private X server on a free display (-displayfd), never reset (see window_test.sh).
     read_fd, write_fd = os.pipe()
+    # Xvfb reads its keymaps from a folder compiled into it (/usr/share/X11/xkb): the bundle's.
+    xkb = ["-xkbdir", f"{bundle}/root/usr/share/X11/xkb"] if bundle else []
     xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "640x480x24",
-                             "-nolisten", "tcp", "-noreset"], env=env, pass_fds=(write_fd,),
+                             "-nolisten", "tcp", "-noreset"] + xkb, env=env, pass_fds=(write_fd,),
                             stdout=subprocess.DEVNULL, stderr=open(out / "xvfb.log", "w"))
     os.close(write_fd)
     try:

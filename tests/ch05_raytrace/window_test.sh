@@ -17,7 +17,11 @@ program=$1 outdir=$2
 # The folder scripts/x11-bundle.sh makes (a GPU machine without packages), else the system's.
 bundle=${CUDA_EXAMPLES_X11_BUNDLE:-$(cd "$(dirname "$0")/../.." && pwd)/build/x11-bundle}
 # shellcheck source=/dev/null
-[ -f "$bundle/env.sh" ] && . "$bundle/env.sh" 2>/dev/null
+xkb=()
+if [ -f "$bundle/env.sh" ]; then
+  . "$bundle/env.sh" 2>/dev/null
+  xkb=(-xkbdir "$bundle/root/usr/share/X11/xkb")  # Xvfb's keymaps: a folder compiled into it
+fi
 command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb, or scripts/x11-bundle.sh)"
 command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps, or scripts/x11-bundle.sh)"
 [ -e /usr/bin/xkbcomp ] || skip "Xvfb needs /usr/bin/xkbcomp (package x11-xkb-utils)"
@@ -28,7 +32,7 @@ mkdir -p "$outdir"
 # that resets when its last client leaves would refuse freeglut a moment later.
 displayfile="$outdir/display"
 rm -f "$displayfile"
-Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset \
+Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset "${xkb[@]}" \
   3>"$displayfile" 2>"$outdir/xvfb.log" &
 xvfb_pid=$!
 trap 'kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null' EXIT

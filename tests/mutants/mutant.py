@@ -28,12 +28,14 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck")
 SANITIZERS = ("racecheck", "synccheck", "memcheck")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
+JOBS = 4  # check runs side by side within one control or one planted bug
 
 
 class MutantError(Exception):
@@ -239,7 +241,7 @@ def describe(config):
     return f"{config['check']} {what}"
 
 
-def execute(args, config, binaries):
+def execute(args, config, binaries, control=False):
     """Runs one check; returns a dict: status 'clean' (what the unpatched program must give),
     'caught' (what the planted bug must give), 'other' (neither), 'no-device' (exit 77), with
     the exit code and what the program said."""
@@ -248,6 +250,8 @@ def execute(args, config, binaries):
         return {"status": "missing", "said": f"{config['binary']} was not built ({binary})"}
     if check == "gtest":
         words = [binary] + ([f"--gtest_filter={config['args']}"] if config["args"] else [])
+        if not control:
+            words.append("--gtest_fail_fast")  # one failed test is a catch: no need for the rest
     elif check == "window":
         words = [sys.executable, str(REPO / "tests" / "ch05_raytrace" / "window_ray.py"), binary,
                  str(Path(binary).parent / "window")]
@@ -276,7 +280,11 @@ def execute(args, config, binaries):
         said = verdict[-1] if verdict else f"exit {rc}, no verdict line"
         missed = re.search(r"^Lesson: MISSED", out, re.M) is not None
         if check == "verdict":
-            status = "clean" if rc == 0 else "caught" if rc == EXIT_FAILED else "other"
+            # Exit 2 is the unpatched program refusing a command line (the planted bug may be
+            # the removal of that very guard): the check reports no failure there, as exit 0.
+            status = "clean" if rc in (0, EXIT_USAGE) else "caught" if rc == EXIT_FAILED else "other"
+            if rc == EXIT_USAGE:
+                said = "refused the command line (exit 2), as the unpatched program should"
         else:
             status = ("clean" if rc == 0 and not missed else
                       "caught" if rc == EXIT_FAILED and missed else "other")
@@ -286,7 +294,9 @@ def execute(args, config, binaries):
         ran = re.search(r"\[==========\] (\d+) tests? from .* ran", out)
         skipped = re.search(r"\[  SKIPPED \] (\d+) test", out)
         if rc == 0 and ran and skipped and skipped.group(1) == ran.group(1):
-            return dict(result, status="no-device", said="every test skipped (no GPU)")
+            why = re.search(r": Skipped\n(.+)", out)
+            return dict(result, status="no-device",
+                        said=f"every test skipped: {why.group(1).strip() if why else 'no GPU'}")
         said = f"{len(failed)} failed: {', '.join(failed[:4])}" if failed else f"exit {rc}"
         if rc == 0:
             said = f"{ran.group(1) if ran else '?'} tests passed"
@@ -393,8 +403,12 @@ def cmd_control(args, mutants):
         for c in configs(m):
             wanted.setdefault(key(c), c)
     results, bad, no_device = {}, [], []
+    # The checks are independent: run them side by side (the planted bugs wait for this).
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        done = dict(zip(wanted, pool.map(lambda c: execute(args, c, binaries, control=True),
+                                         wanted.values())))
     for k, c in wanted.items():
-        r = execute(args, c, binaries)
+        r = done[k]
         results[k] = r
         ok = r["status"] == "clean"
         label = {"clean": "passes", "no-device": "skipped", "missing": "MISSING"}.get(r["status"], "FAILS")
@@ -451,10 +465,11 @@ def cmd_caught(args, m):
                 return EXIT_FAILED
     result = {"chapter": m["chapter"], "program": m["program"], "mutant": m["name"], "bug": m["bug"],
               "expect": m["expect"], "checks": {}}
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        done = list(pool.map(lambda c: execute(args, c, binaries), mine))
     for check in m["expect"]:
         runs = []
-        for c in (c for c in mine if c["check"] == check):
-            r = execute(args, c, binaries)
+        for c, r in ((c, r) for c, r in zip(mine, done) if c["check"] == check):
             if r["status"] == "no-device":
                 print(f"skipped: {r['said']}")
                 return EXIT_NO_DEVICE
