@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def main():
     for name, words, times in steps:
         if times and os.path.exists(times):
             os.remove(times)
-        log_path = os.path.join(opts.out, name.replace(" ", "-").replace(",", "").strip(".") + ".log")
+        log_path = os.path.join(opts.out, re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") + ".log")
         print(f"ci_record: {name}: {' '.join(words)}", flush=True)
         started = time.time()
         with open(log_path, "w") as log:
