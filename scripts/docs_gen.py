@@ -1004,8 +1004,9 @@ def ci_times_summary():
     gpu, cpu, quick = records.get("gpu"), records.get("cpu"), records.get("cpu-no-mutants")
     if gpu:
         step = _step(gpu, "command 2")
-        cog.outl(f"- GPU runner ({_about(gpu)}): command 2 took **{duration(step['seconds'])}** "
-                 f"({_breakdown(step)}; {_counts(step)}).")
+        failed = f", **exit {step['exit']}**" if step["exit"] else ""
+        cog.outl(f"- GPU runner ({_about(gpu)}): command 2 took **{duration(step['seconds'])}**{failed} "
+                 f"({_breakdown(step)}; {_counts(step)})." + (f" {gpu['note']}" if step["exit"] else ""))
     if cpu:
         run = _step(cpu, ".ci/run")
         inner = run.get("ci_steps", {})
@@ -1032,6 +1033,8 @@ def ci_times_table():
             labels = _labels(step)
             counts = _counts(step)
             extra = "; ".join(x for x in (counts, f"summed test time by label: {labels}" if labels else "") if x)
+            if step.get("commit"):
+                detail = (detail + "; " if detail else "") + f"commit {step['commit'][:10]}: {step.get('note', '')}"
             rows.append(f"| `{step['command']}` | {machine_words(record)} | {duration(step['seconds'])}"
                         f"{'' if step['exit'] == 0 else ' (exit ' + str(step['exit']) + ')'} | "
                         f"{detail}{'; ' + extra if extra else ''} | [{os.path.basename(record['file'])}]"
