@@ -239,6 +239,9 @@ def main():
 
         width = height = DIM
         problem, attempts, matched, rc, said, width, height = watch(env)
+        if rc == 77:  # the program's own skip: no GPU (its reason, as it said it)
+            lines = [line for line in said.strip().split("\n") if line.strip()]
+            skip(lines[-1] if lines else "the program exited 77")
         if attempts == 0 and "GLX" in said and env.get("__GLX_VENDOR_LIBRARY_NAME") != "nvidia":
             # The device notes of some GPU machines: GLX windows on Xvfb ran with NVIDIA's GLX
             # library. Mesa's is tried first (it renders on the CPU, anywhere), then that one.
