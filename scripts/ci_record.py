@@ -8,6 +8,9 @@ times in README.md and docs/ci.md are generated from (scripts/docs_gen.py: g.ci_
         (format check, command 1 --quick, docs check, command 2 --preset ci)
     python3 scripts/ci_record.py cpu-no-mutants --out DIR       command 2 without the planted bugs
         (CUDA_EXAMPLES_MUTANTS=off scripts/test.sh --preset ci)
+    --only STEP (repeatable) runs some steps; --append adds them to DIR/record.json (a machine
+    whose calls are limited in time: command 2 first, then --only sanitizers --only 'command 1'
+    --append in the same build folder).
 
 Run it in a fresh clone (git clone REPO /tmp/fresh && cd /tmp/fresh), so that the build is timed
 too: it says whether the build folder was there when it started. DIR gets record.json (the
@@ -74,10 +77,20 @@ def main():
     parser.add_argument("--out", required=True, help="where record.json and the logs go")
     parser.add_argument("--commit", help="the commit this tree is, where it is no git checkout")
     parser.add_argument("--note", default="", help="a sentence kept with the record")
+    parser.add_argument("--only", action="append", default=[], metavar="STEP",
+                        help="run only this step (repeatable): 'command 2', 'sanitizers', 'command 1'")
+    parser.add_argument("--append", action="store_true",
+                        help="add the steps to DIR/record.json (a second call on the same machine, "
+                             "its build folder kept: the sanitizers and the tour after command 2)")
     opts = parser.parse_args()
     os.chdir(ROOT)
     os.makedirs(opts.out, exist_ok=True)
     build_dir, steps = MODES[opts.mode]
+    if opts.only:
+        unknown = set(opts.only) - {name for name, _, _ in steps}
+        if unknown:
+            parser.error(f"no step {', '.join(sorted(unknown))} in mode {opts.mode}")
+        steps = [step for step in steps if step[0] in opts.only]
     commit, dirty = tour.project_commit()
     if commit == "unknown" and opts.commit:
         commit, dirty = opts.commit, None
@@ -90,6 +103,11 @@ def main():
               "fresh_clone": not os.path.exists(build_dir), "steps": []}
     status = 0
     path = os.path.join(opts.out, "record.json")
+    if opts.append and os.path.exists(path):
+        with open(path) as f:
+            earlier = json.load(f)
+        record["steps"] = earlier["steps"]
+        record["fresh_clone"] = earlier.get("fresh_clone")
     for name, words, times in steps:
         if times and os.path.exists(times):
             os.remove(times)
