@@ -26,16 +26,19 @@
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
     "usage: MM-CPU [--width W] [--data document|random] [--seed S] [--repeats R] [--json]\n"
+    "              [--long-run]\n"
     "  --width W      matrices are W x W floats, 1..32768 (default 1024; time grows as W^3)\n"
     "  --data KIND    'document': M[y*W+x] = x + y*W (default);\n"
     "                 'random': odd multiples of 1/8 in [-1, 1], checked exactly\n"
     "  --seed S       seed of the random data (default 1)\n"
     "  --repeats R    timed runs (default 1; the original used 5)\n"
+    "  --long-run     start a run estimated at more than 5 minutes (refused without it)\n"
     "  --json         also print one JSON record\n";
 
 int main(int argc, char** argv) {
     Args args(argc, argv, USAGE);
     MatrixRun run = read_matrix_run(args, "document", false);  // --width, --data, --seed
+    bool long_run = args.flag("--long-run");
     Report report(args, 1);
     report.start_on_cpu("CPU (one core)", 0);  // read_matrix_run checked the host's memory
     report_matrix_run(report, run);
@@ -45,9 +48,12 @@ int main(int argc, char** argv) {
     float* N = (float*)host_alloc(args, run.bytes);
     float* P = (float*)host_alloc(args, run.bytes);
     fill_inputs(M, N, run);
-    // The time grows as W^3: W = 32768 takes a day or more. Say so before starting.
-    announce_long_run(report.repeats() * estimate_matmul_cpu_seconds(M, N, W),
-                      "estimated from 64 elements of P timed at this Width");
+    // The time grows as W^3: W = 32768 takes days. Say so before starting, and start a run
+    // of more than a few minutes only when asked to (--long-run), so a typo costs nothing.
+    double estimate = report.repeats() * estimate_matmul_cpu_seconds(M, N, W);
+    if (estimate > LONG_RUN_SECONDS && !long_run)
+        args.fail(long_run_refusal(estimate, "--long-run"));
+    announce_long_run(estimate, "estimated from 64 elements of P timed at this Width");
 
     // A wall clock around each run: there is no GPU here, and no events.
     std::vector<double> samples;

@@ -131,6 +131,7 @@ const char* USAGE =
     "                  '#' starts a comment (not together with --spheres or --seed)\n"
     "  --dim D         the image is D x D pixels, 1..16384 (default 1024)\n"
     "  --output FILE   write the image to FILE (.png or .ppm) instead of opening a window\n"
+    "  --window        open the window as well (with --output: the file, then the window)\n"
     "  --divergent     each thread starts at a different sphere (the constant-memory experiment)\n"
     "  --repeats R     timed kernel launches after a warm-up (default 20)\n"
     "  --json          also print one JSON record per measurement\n";
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
     // last run also times the kernel alone.
     CPUBitmap bitmap(run.dim, run.dim);
     bitmap.output_path = run.output;
+    bitmap.window_too = run.window;  // --window: the window as well as the file
     std::vector<double> end_to_end_ms;
     TimingStats kernel_only, other_order;
     for (int i = 0; i < 5; i++) {

@@ -161,6 +161,17 @@ inline bool parse_scene(const std::string& text, const std::string& name,
         if (words.empty()) continue;
 
         if (words.size() != 7) {
+            // A line of words ("hello world") is not "2 numbers": name the first word that is
+            // not a number, and say what a line should hold.
+            for (const std::string& w : words) {
+                double ignored;
+                if (w.size() <= MAX_NUMBER_CHARS && !parse_scene_number(w, &ignored)) {
+                    *error = where + "'" + shown(w) +
+                             "' is not a number (a sphere is one line of 7: x y z radius r g b)";
+                    spheres->clear();
+                    return false;
+                }
+            }
             *error = where + "expected 7 numbers (x y z radius r g b), found " +
                      std::to_string(words.size());
             spheres->clear();
@@ -382,6 +393,7 @@ struct SceneRun {
     long long random_count;  // --spheres
     int dim = 1024;          // --dim: the image is dim x dim pixels
     std::string output;      // --output FILE
+    bool window = false;     // --window: open the window even when --output writes the file
     bool divergent = false;  // --divergent
     std::string variant;     // the JSON record's: "global" or "constant", "-divergent"
     std::vector<Sphere> spheres;
@@ -394,7 +406,7 @@ struct SceneRun {
     size_t host_bytes() const { return 2 * image_bytes() + image_bytes() / 4; }
 };
 
-// Reads --scene, --spheres, --seed, --dim, --output and --divergent. The caller
+// Reads --scene, --spheres, --seed, --dim, --output, --window and --divergent. The caller
 // reads its own options next (Report: --repeats, --json), then prepare_scene().
 inline SceneRun read_scene_options(Args& args) {
     // The scene comes from a file or is drawn at random, never both. given()
@@ -408,6 +420,7 @@ inline SceneRun read_scene_options(Args& args) {
     run.seed = args.integer("--seed", 1, 0, 1LL << 62);
     run.dim = (int)args.integer("--dim", 1024, 1, 16384);
     run.output = args.text("--output", "");
+    run.window = args.flag("--window");
     run.divergent = args.flag("--divergent");
     return run;
 }
@@ -426,6 +439,9 @@ inline void prepare_scene(Args& args, SceneRun* run) {
     std::string why;
     if (args.given("--output") && !CPUBitmap::check_output_path(run->output, &why))
         args.fail("--output " + run->output + ": " + why);
+#ifndef CUDA_EXAMPLES_USE_GLUT
+    if (run->window) args.fail("--window: built without freeglut, so there is no window to open");
+#endif
     if (!run->scene_path.empty()) {
         std::string error;
         if (!load_scene_file(run->scene_path, &run->spheres, &error)) {

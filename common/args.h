@@ -255,6 +255,22 @@ inline void announce_long_run(double estimated_seconds, const char* why) {
     std::fflush(stdout);
 }
 
+// A run estimated at more than this starts only when its program's flag asks for it.
+const double LONG_RUN_SECONDS = 300;
+
+// "this run would take about 148.2 hours (...): add --long-run to start it anyway".
+inline std::string long_run_refusal(double estimated_seconds, const char* flag) {
+    char text[200];
+    if (estimated_seconds < 7200)
+        std::snprintf(text, sizeof text, "this run would take about %.0f minutes",
+                      estimated_seconds / 60);
+    else
+        std::snprintf(text, sizeof text, "this run would take about %.1f hours",
+                      estimated_seconds / 3600);
+    return std::string(text) + " (estimated from 64 elements of the product timed here): add " +
+           flag + " to start it anyway, or choose a smaller size";
+}
+
 // malloc that refuses, with a clear message, a request the host cannot meet.
 inline void* host_alloc(const Args& args, size_t bytes) {
     void* p = std::malloc(bytes ? bytes : 1);

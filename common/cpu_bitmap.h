@@ -10,7 +10,11 @@
 // freeglut (CUDA_EXAMPLES_USE_GLUT) and a display is reachable; ESC or closing
 // the window returns. Otherwise -- or whenever `output_path` is set, e.g. from
 // a program's --output flag -- it writes the image to a file and prints the
-// path: PNG when built with libpng (CUDA_EXAMPLES_USE_PNG), else PPM.
+// path: PNG when built with libpng (CUDA_EXAMPLES_USE_PNG), else PPM. With
+// `window_too` (a program's --window) it writes the file AND opens the window,
+// and fails (exit 1, with the reason) when no window can open.
+// CUDA_EXAMPLES_WINDOW_SECONDS=N, for tests that watch the window unattended:
+// it opens at the screen's corner (0, 0) and closes itself after N seconds.
 // CPUBitmap::check_output_path(path, &why) tells beforehand whether it can.
 //
 // Row 0 is the BOTTOM row, as in OpenGL's glDrawPixels; files are written top
@@ -40,6 +44,7 @@ struct CPUBitmap {
     void* dataBlock;  // handed back to bitmapExit
     void (*bitmapExit)(void*) = nullptr;
     std::string output_path;  // if set, always write this file
+    bool window_too = false;  // open the window even when output_path is written
     // Called each time the image has been drawn in the window; returning true
     // closes the window. Tests use it to take a screenshot and close the
     // window without a keypress (tests/ch05_raytrace/window_test.cpp).
@@ -73,6 +78,10 @@ struct CPUBitmap {
     void display_and_exit(void (*e)(void*) = nullptr) {
         bitmapExit = e;
         std::string why_no_window = window_unavailable_reason();
+        if (window_too && !why_no_window.empty()) {
+            std::fprintf(stderr, "error: cannot open the window (%s)\n", why_no_window.c_str());
+            std::exit(1);
+        }
         if (!output_path.empty() || !why_no_window.empty()) {
             std::string path = output_path.empty() ? default_path : output_path;
             if (!save(path)) {
@@ -81,11 +90,11 @@ struct CPUBitmap {
             }
             if (output_path.empty()) std::printf("No window (%s): ", why_no_window.c_str());
             std::printf("image written to %s\n", path.c_str());
-        } else {
-#ifdef CUDA_EXAMPLES_USE_GLUT
-            show_window();
-#endif
+            std::fflush(stdout);
         }
+#ifdef CUDA_EXAMPLES_USE_GLUT
+        if (why_no_window.empty() && (output_path.empty() || window_too)) show_window();
+#endif
         if (bitmapExit) bitmapExit(dataBlock);
     }
 
@@ -206,11 +215,18 @@ private:
         glutSetOption(GLUT_ACTION_ON_WINDOW_CLOSE, GLUT_ACTION_GLUTMAINLOOP_RETURNS);
         glutInitDisplayMode(GLUT_SINGLE | GLUT_RGBA);
         glutInitWindowSize(x, y);
+        const char* seconds = std::getenv("CUDA_EXAMPLES_WINDOW_SECONDS");
+        if (seconds && std::atoi(seconds) > 0) window_x = window_y = 0;
         glutInitWindowPosition(window_x, window_y);
         glutCreateWindow("bitmap");
         glutKeyboardFunc(on_key);
         glutDisplayFunc(on_draw);
+        if (seconds && std::atoi(seconds) > 0)
+            glutTimerFunc(1000 * std::atoi(seconds), on_timer, 0);
         glutMainLoop();
+    }
+    static void on_timer(int) {
+        glutLeaveMainLoop();
     }
     static void on_key(unsigned char key, int, int) {
         if (key == 27) glutLeaveMainLoop();  // ESC

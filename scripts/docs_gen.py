@@ -1040,3 +1040,112 @@ def wgmma_variants_table(variants):
             s3, s4 = r.get(3, {}).get("pct"), r.get(4, {}).get("pct")
             cells.append(NOT_RUN if s3 is None or s4 is None else f"{s3:.1f}% → {s4:.1f}%")
         cog.outl(f"| {what} (`{variant}`) | " + " | ".join(cells) + " |")
+
+
+# ---- how long the commands take: docs/runs/ci/*.json (scripts/ci_record.py) ------------------
+
+def ci_records():
+    """The committed records of timed runs, by mode: gpu, cpu, cpu-no-mutants."""
+    folder = os.path.join(ROOT, "docs", "runs", "ci")
+    out = {}
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                data = json.load(f)
+            out[data["mode"]] = dict(data, file=f"docs/runs/ci/{name}")
+    return out
+
+
+def duration(seconds):
+    """'48 s', '3 min 12 s'."""
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
+
+
+def machine_words(record):
+    m = record["machine"]
+    gpu = f"{m['gpu']}" if m.get("gpu") else "no GPU"
+    return f"{gpu}, {m['cores']} cores"
+
+
+def _step(record, name):
+    return next((s for s in record["steps"] if s["name"] == name), None)
+
+
+def _breakdown(step):
+    """'configure 8 s, build 2 min 20 s, tests 44 s' from a step's times.json."""
+    if not step or "breakdown" not in step:
+        return ""
+    phases = step["breakdown"].get("phases_s", {})
+    return ", ".join(f"{k} {duration(v)}" for k, v in phases.items() if k != "setup" or v >= 1)
+
+
+def _labels(step):
+    labels = (step or {}).get("breakdown", {}).get("label_test_seconds", {})
+    return ", ".join(f"{k} {duration(v)}" for k, v in sorted(labels.items(), key=lambda kv: -kv[1]))
+
+
+def _counts(step):
+    c = (step or {}).get("breakdown", {}).get("counts")
+    if not c:
+        return ""
+    return f"{c['tests']} tests: {c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped"
+
+
+def _about(record):
+    commit = record.get("commit") or "unknown"
+    commit = commit if commit == "unknown" else commit[:10] + (" (local changes)" if record.get("dirty") else "")
+    return (f"{machine_words(record)}, {record['date'][:10]}, commit {commit}"
+            f"{', from a fresh clone' if record.get('fresh_clone') else ''}")
+
+
+def ci_times_summary():
+    """README's paragraph: how long command 2 took on each machine, from the records."""
+    records = ci_records()
+    gpu, cpu, quick = records.get("gpu"), records.get("cpu"), records.get("cpu-no-mutants")
+    if gpu:
+        step = _step(gpu, "command 2")
+        failed = f", **exit {step['exit']}**" if step["exit"] else ""
+        cog.outl(f"- GPU runner ({_about(gpu)}): command 2 took **{duration(step['seconds'])}**{failed} "
+                 f"({_breakdown(step)}; {_counts(step)})." + (f" {gpu['note']}" if step["exit"] else ""))
+    if cpu:
+        run = _step(cpu, ".ci/run")
+        inner = run.get("ci_steps", {})
+        c2 = next((v for k, v in inner.items() if k.startswith("command 2")), None)
+        cog.outl(f"- {cpu['machine']['cores']} cores, no GPU ({_about(cpu)}): command 2 took "
+                 f"**{duration(c2)}** ({_breakdown(run)}), most of it compiling the planted bugs, "
+                 f"which only a GPU can run; all of `.ci/run` took {duration(run['seconds'])}.")
+    if quick:
+        step = _step(quick, "command 2, no planted bugs")
+        cog.outl(f"- The same without the planted bugs (`CUDA_EXAMPLES_MUTANTS=off scripts/test.sh`, "
+                 f"{_about(quick)}): **{duration(step['seconds'])}** ({_breakdown(step)}).")
+    if not records:
+        cog.outl("- (no timed run recorded yet: scripts/ci_record.py)")
+
+
+def ci_times_table():
+    """docs/ci.md's table: every recorded step, its machine, its time and its breakdown."""
+    rows = []
+    for mode, record in sorted(ci_records().items()):
+        for step in record["steps"]:
+            detail = _breakdown(step)
+            if step.get("ci_steps"):
+                detail = ", ".join(f"{k} {duration(v)}" for k, v in step["ci_steps"].items())
+            labels = _labels(step)
+            counts = _counts(step)
+            extra = "; ".join(x for x in (counts, f"summed test time by label: {labels}" if labels else "") if x)
+            if step.get("commit"):
+                detail = (detail + "; " if detail else "") + f"commit {step['commit'][:10]}: {step.get('note', '')}"
+            rows.append(f"| `{step['command']}` | {machine_words(record)} | {duration(step['seconds'])}"
+                        f"{'' if step['exit'] == 0 else ' (exit ' + str(step['exit']) + ')'} | "
+                        f"{detail}{'; ' + extra if extra else ''} | [{os.path.basename(record['file'])}]"
+                        f"(runs/ci/{os.path.basename(record['file'])}) |")
+    cog.outl("| command | machine | took | breakdown | record |")
+    cog.outl("| --- | --- | --- | --- | --- |")
+    for r in rows:
+        cog.outl(r)
+    for mode, record in sorted(ci_records().items()):
+        note = f" {record['note']}" if record.get("note") else ""
+        cog.outl(f"\n`{os.path.basename(record['file'])}`: {_about(record)}.{note}")

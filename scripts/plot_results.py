@@ -76,7 +76,7 @@ def chapter_legend(ax, chapters, **kw):
 
 def plot_speedup(data):
     rows = [r for r in labelled_rows(data) if r.get("speedup_vs_cpu")]
-    if not rows:
+    if len(rows) < 2:  # one bar (no GPU ran: MM-CPU alone) compares nothing
         return None
     fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.8))
     ax.barh(range(len(rows)), [r["speedup_vs_cpu"] for r in rows],

@@ -6,23 +6,53 @@
 #   scripts/test.sh --preset ci     warnings as errors (build-ci/), as .ci/run runs it
 #   scripts/test.sh --preset gpu    a GPU CI runner: no GPU is a failure (build-gpu/)
 #   scripts/test.sh -R VA-GPU-NN    anything else goes to ctest: here, one program's tests
-# Each run writes a JUnit report: <build folder>/junit.xml.
+# Each run writes a JUnit report, <build folder>/junit.xml, and how long each step took,
+# <build folder>/times.json (scripts/ci_record.py keeps it as the record README's times come from).
+# With CUDA_EXAMPLES_REQUIRE_GPU=1 (the gpu presets set it), the only skips allowed are the tests
+# that need more GPUs than the machine has; any other skip fails the run, named.
+# CUDA_EXAMPLES_MUTANTS=off (or -DCUDA_EXAMPLES_MUTANTS=off) leaves the planted bugs out: the
+# quickest run on a machine without a GPU, which can only compile them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=default
 if [ "${1:-}" = "--preset" ]; then preset=${2:?--preset needs a name}; shift 2; fi
 [ -x "$(command -v nvcc)" ] || export PATH=/usr/local/cuda/bin:$PATH
+now() { date +%s.%N; }
+t0=$(now)
 scripts/setup.sh test
+t1=$(now)
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake --preset "$preset"
+# A new build folder uses Ninja where it is installed: it skips what a build step left
+# unchanged (the planted bugs' patched copies). An existing folder keeps its generator.
+if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null 2>&1; then export CMAKE_GENERATOR=Ninja; fi
+configure_args=()
+[ -n "${CUDA_EXAMPLES_MUTANTS:-}" ] && configure_args+=("-DCUDA_EXAMPLES_MUTANTS=$CUDA_EXAMPLES_MUTANTS")
+cmake --preset "$preset" "${configure_args[@]}"
+t2=$(now)
 cmake --build --preset "$preset" -j "$jobs"
+t3=$(now)
 junit=$(python3 scripts/test_summary.py --preset "$preset" --where 2>/dev/null || true)
 [ -n "$junit" ] && rm -f "$junit"   # a report left from an earlier run must not be summarised
 status=0
-ctest --preset "$preset" -j "$jobs" "$@" || status=$?
+# ctest ends with a list of every skipped test, one line each (hundreds without a GPU); the
+# summary below replaces it with the reasons. Everything else ctest prints is kept.
+log=$(mktemp)
+set +e
+ctest --preset "$preset" -j "$jobs" "$@" 2>&1 | tee "$log" |
+  awk '/^The following tests did not run:/ { dropping = 1; next }
+       dropping && /^\t/ { next }
+       { dropping = 0; print }'
+status=${PIPESTATUS[0]}
+set -e
+t4=$(now)
 if [ -n "$junit" ]; then
-  python3 scripts/test_summary.py "$junit" || true
+  # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
+  # environment too, and then fails the run on any skip but "needs N GPUs".
+  python3 scripts/test_summary.py --preset "$preset" --ctest-log "$log" \
+    --times "$(dirname "$junit")/times.json" --phase "setup=$t0:$t1" --phase "configure=$t1:$t2" \
+    --phase "build=$t2:$t3" --phase "tests=$t3:$t4" || { rc=$?; if [ $rc = 1 ]; then status=1; fi; }
 else
   echo "(no python3 to summarise the skip reasons: see Testing/Temporary/LastTest.log)"
 fi
+rm -f "$log"
 exit $status

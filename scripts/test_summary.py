@@ -8,8 +8,16 @@ output, which ctest keeps in its JUnit file.
     python3 scripts/test_summary.py build/junit.xml    any file from ctest --output-junit
     python3 scripts/test_summary.py --preset gpu --where   only say where that file is
 
-scripts/test.sh and scripts/sanitize.sh call it after ctest. It only reports:
-exit status 0, or 2 when there is no JUnit file to read.
+scripts/test.sh and scripts/sanitize.sh call it after ctest, with --times (how long each step
+took, and each label's summed test time from ctest's log: written as JSON for the record that
+README's times come from) and the gate below.
+
+No silent skips on a GPU runner: where CUDA_EXAMPLES_REQUIRE_GPU is set (in the environment, or
+by the test preset, as the gpu presets do), the only skips allowed are tests that need more GPUs
+than the machine has ("needs N GPUs, K visible"); they are listed by name, and any other skip
+fails the run (exit 1), named.
+
+Exit status: 0, 1 a skip the gate does not allow, 2 no JUnit file to read.
 """
 import argparse
 import json
@@ -25,10 +33,32 @@ NO_GPU_HINT = ("a machine with an NVIDIA GPU and its driver\n"
                "(on a GPU CI runner, ctest --preset gpu makes a missing GPU a failure instead)")
 
 
+MULTI_GPU = re.compile(r"needs (at least )?\d+ GPUs")
+
+
+def load_presets():
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        return json.load(f)
+
+
+def preset_environment(name):
+    """The environment a test preset sets (following "inherits"; the child's value wins)."""
+    presets = {p["name"]: p for p in load_presets().get("testPresets", [])}
+    env, todo = {}, [name]
+    while todo:
+        preset = presets.get(todo.pop(0))
+        if preset is None:
+            continue
+        for k, v in (preset.get("environment") or {}).items():
+            env.setdefault(k, v)
+        parents = preset.get("inherits", [])
+        todo += [parents] if isinstance(parents, str) else parents
+    return env
+
+
 def preset_junit(name):
     """The JUnit file a test preset of CMakePresets.json writes: <binaryDir>/<outputJUnitFile>."""
-    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
-        presets = json.load(f)
+    presets = load_presets()
 
     def lookup(kind, preset_name, get):
         """A field of a preset, following "inherits" as CMake does (first parent wins)."""
@@ -61,6 +91,9 @@ def skip_reason(case):
     output = (case.findtext("system-out") or "").strip()
     if message == "Disabled":
         return "disabled (the DISABLED test property)"
+    gpus = [line for line in output.splitlines() if MULTI_GPU.search(line)]
+    if gpus:  # "needs 2 GPUs, 1 visible", wherever the program printed it
+        return gpus[-1].strip()
     gtest = re.search(r": Skipped\n(.+)", output)           # GTEST_SKIP() << why
     if gtest:
         return gtest.group(1).strip()
@@ -78,8 +111,19 @@ def group(reason):
         elif "reports 0 CUDA devices" in reason:
             detail = "the driver reports 0 CUDA devices"
         return "no usable CUDA device", detail, NO_GPU_HINT
+    if MULTI_GPU.search(reason):
+        hit = re.search(r"needs (at least )?(\d+) GPUs(, \d+ visible)?", reason)
+        return (hit.group(0), "",
+                "a machine with that many GPUs (docs/ch07_multi_gpu.md: the runs on two and four H200s)")
+    if "host memory" in reason or "of RAM" in reason:
+        return (reason, "", "a machine with less RAM than the matrices need (the test shows the "
+                "refusal only where it would happen)")
     # "program: SKIPPED: why (what installs it)" -> "why (what installs it)"
-    reason = re.sub(r"^[\w .+-]{1,40}: (SKIPPED: )?", "", reason)
+    reason = re.sub(r"^[\w .+-]{1,40}: ((SKIPPED|skipped|FAILED): )?", "", reason)
+    if reason.startswith("cannot run here: "):
+        return ("lab self-tests (scripts/lab.py selftest): " + reason[len("cannot run here: "):], "",
+                "a machine with an NVIDIA GPU and nvcc (they grade the reference solutions "
+                "and every planted bug of each lab)")
     return reason, "", ""
 
 
@@ -108,7 +152,27 @@ def kinds(names):
                      for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def summarise(path):
+def label_times(log):
+    """{label: summed seconds of its tests} from ctest's "Label Time Summary"."""
+    out = {}
+    for label, seconds in re.findall(r"^\s*([\w.-]+)\s+=\s+([\d.]+) sec\*proc", log, re.M):
+        out[label] = float(seconds)
+    return out
+
+
+def write_times(path, phases, log, counts, gated, ok, preset):
+    """The steps' wall times and each label's summed test time, as JSON (scripts/ci_record.py)."""
+    data = {"preset": preset, "phases_s": phases, "label_test_seconds": label_times(log),
+            "counts": counts, "require_gpu": gated, "no_silent_skips": ok, "cores": os.cpu_count()}
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+    shown = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
+    labels = ", ".join(f"{k} {v:.0f}" for k, v in sorted(data["label_test_seconds"].items()))
+    print(f"Times: {shown}" + (f"; summed test seconds by label: {labels}" if labels else "") +
+          f" ({os.path.relpath(path)})")
+
+
+def summarise(path, gated=False):
     tree = ET.parse(path)
     cases = tree.getroot().iter("testcase")
     passed, failed, skipped = [], [], {}
@@ -158,6 +222,22 @@ def summarise(path):
     if failed:
         more = f", and {len(failed) - 10} more" if len(failed) > 10 else ""
         print(f"FAILED: {', '.join(failed[:10])}{more}")
+    counts = {"tests": total, "passed": len(passed), "failed": len(failed),
+              "skipped": total - len(passed) - len(failed)}
+    if not gated:
+        return counts, True
+    allowed = sorted(n for k, names in skipped.items() if MULTI_GPU.search(titles[k]) for n in names)
+    refused = sorted(n for k, names in skipped.items() if not MULTI_GPU.search(titles[k]) for n in names)
+    if allowed:
+        print(f"Skipped because they need more GPUs than this machine has ({len(allowed)}, allowed "
+              f"on a GPU runner):\n  " + "\n  ".join(allowed))
+    if refused:
+        print(f"FAILED: CUDA_EXAMPLES_REQUIRE_GPU is set, and {len(refused)} tests were skipped for "
+              f"another reason (only tests needing more GPUs may skip on a GPU runner):\n  " +
+              "\n  ".join(refused))
+        return counts, False
+    print("No silent skips: every skip needs more GPUs than this machine has.")
+    return counts, True
 
 
 def main():
@@ -166,6 +246,10 @@ def main():
     parser.add_argument("junit", nargs="?", help="a JUnit file written by ctest --output-junit")
     parser.add_argument("--preset", help="read the JUnit file this test preset writes")
     parser.add_argument("--where", action="store_true", help="only print the JUnit file's path")
+    parser.add_argument("--ctest-log", help="ctest's output (for its Label Time Summary)")
+    parser.add_argument("--times", help="write the steps' times and the counts to this JSON file")
+    parser.add_argument("--phase", action="append", default=[], metavar="NAME=START:END",
+                        help="a step's wall-clock start and end (seconds since the epoch)")
     opts = parser.parse_args()
     if bool(opts.junit) == bool(opts.preset):
         parser.error("give a JUnit file or --preset NAME (one of them)")
@@ -176,12 +260,23 @@ def main():
     if not os.path.exists(path):
         print(f"test_summary: {path} does not exist (did ctest run to the end?)", file=sys.stderr)
         return 2
+    env = preset_environment(opts.preset) if opts.preset else {}
+    gated = any(v.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
+                for v in (os.environ, env))
     try:
-        summarise(path)
+        counts, ok = summarise(path, gated)
     except ET.ParseError as e:
         print(f"test_summary: {path} is not a readable JUnit file: {e}", file=sys.stderr)
         return 2
-    return 0
+    if opts.times:
+        phases = {}
+        for item in opts.phase:
+            name, _, span = item.partition("=")
+            start, _, end = span.partition(":")
+            phases[name] = round(float(end) - float(start), 1)
+        log = open(opts.ctest_log, errors="replace").read() if opts.ctest_log else ""
+        write_times(opts.times, phases, log, counts, gated, ok, opts.preset)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

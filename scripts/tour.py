@@ -117,6 +117,10 @@ def build(build_dir, preset):
         log("[build] setup failed: see above")
         return False
     jobs = str(os.cpu_count() or 2)
+    # A new build folder uses Ninja where it is installed (scripts/test.sh does the same): it
+    # skips what a build step left unchanged (the planted bugs' patched copies).
+    if shutil.which("ninja"):
+        os.environ.setdefault("CMAKE_GENERATOR", "Ninja")
     if build_dir:
         configure = ["cmake", "-S", ROOT, "-B", build_dir]
         compile_ = ["cmake", "--build", build_dir, "-j", jobs]
@@ -372,12 +376,28 @@ def environment():
         env["nvcc"] = v.stdout.strip().splitlines()[-1] if v.stdout.strip() else ""
         release = re.search(r"release ([\d.]+)", v.stdout)
         env["cuda_toolkit"] = release[1] if release else None
-    git = run(["git", "-C", ROOT, "rev-parse", "HEAD"])
-    if git.returncode == 0:
-        env["git_commit"] = git.stdout.strip()
-        env["git_dirty"] = bool(run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
-                                .stdout.strip())
+    env["git_commit"], env["git_dirty"] = project_commit()
     return env
+
+
+def commit_words(env):
+    """'0123456789 (local changes)', '0123456789' or 'unknown', for people."""
+    commit = env.get("git_commit") or "unknown"
+    return commit if commit == "unknown" else commit[:10] + (" (local changes)" if env.get("git_dirty") else "")
+
+
+def project_commit():
+    """The project's own commit and whether its tree has local changes, from the git checkout
+    whose top is the project root; ("unknown", None) anywhere else. A copy of the project inside
+    another repository (or with a .git that leads nowhere) must not record that one's commit."""
+    top = run(["git", "-C", ROOT, "rev-parse", "--show-toplevel"])
+    if top.returncode != 0 or os.path.realpath(top.stdout.strip()) != os.path.realpath(ROOT):
+        return "unknown", None
+    head = run(["git", "-C", ROOT, "rev-parse", "HEAD"])
+    if head.returncode != 0:
+        return "unknown", None
+    status = run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
+    return head.stdout.strip(), bool(status.stdout.strip()) if status.returncode == 0 else None
 
 
 def cuda_version(number):
@@ -515,7 +535,8 @@ def main():
         writer.writeheader()
         writer.writerows(rows)
     with open(os.path.join(results, "summary.md"), "w") as f:
-        f.write(f"# Tour results\n\n{env.get('nvidia_smi', 'no GPU')}; {env.get('nvcc', '')}; {env['date']}\n\n")
+        f.write(f"# Tour results\n\n{env.get('nvidia_smi', 'no GPU')}; {env.get('nvcc', '')}; {env['date']}; "
+                f"commit {commit_words(env)}\n\n")
         f.write(markdown(rows, SUMMARY_COLUMNS) + "\n")
         if doc_rows:
             f.write("\n" + markdown(doc_rows, doc_columns) + "\n")
@@ -533,6 +554,7 @@ def main():
         else:
             log("No plots: " + (plot.stderr.strip() or plot.stdout.strip()))
 
+    log(f"Recorded: commit {commit_words(env)}, {results}/results.json")
     if not gpu:
         log(f"GPU rows are skipped: {no_gpu_reason}. That is not a failure.")
     if failed:

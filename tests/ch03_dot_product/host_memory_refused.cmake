@@ -3,8 +3,16 @@
 # looked for, rather than be killed by the OS half way. Whether a given --n is
 # too large depends on the machine running the test, so the RAM is read here,
 # at test time: on a machine with enough RAM the test says SKIPPED.
-#   cmake -DPROGRAM=path -DARGS="--n|2^31" -DNEEDED_MIB=24576 -P host_memory_refused.cmake
-cmake_host_system_information(RESULT ram_mib QUERY TOTAL_PHYSICAL_MEMORY)
+#   cmake -DPROGRAM=path -DARGS="--n|2^31" -DNEEDED_MIB=24576 [-DFAKE_HOST_LIB=libfake_small_host.so] -P host_memory_refused.cmake
+if(DEFINED FAKE_HOST_LIB)
+  # The machine is made to look small (fake_small_host.cpp, preloaded, answers sysconf with a
+  # RAM of a quarter of what is needed), so the refusal is shown on any machine, a large one too.
+  math(EXPR ram_mib "${NEEDED_MIB} / 4")
+  set(ENV{LD_PRELOAD} "${FAKE_HOST_LIB}")
+  set(ENV{CUDA_EXAMPLES_FAKE_HOST_MB} "${ram_mib}")
+else()
+  cmake_host_system_information(RESULT ram_mib QUERY TOTAL_PHYSICAL_MEMORY)
+endif()
 math(EXPR half_mib "${ram_mib} / 2")
 math(EXPR margin_mib "${half_mib} + ${half_mib} / 50")  # 2%: the program reads RAM its own way
 if(NEEDED_MIB LESS_EQUAL margin_mib)

@@ -5,8 +5,16 @@
 # RAM is read here, at test time: where the RAM suffices the test says SKIPPED
 # without running the program (which would then really start a product of
 # that size: MM-CPU at Width 32768 takes a day).
-#   cmake -DPROGRAM=path -DARGS="--width|32768" -DNEEDED_MIB=12288 -P host_memory_refused.cmake
-cmake_host_system_information(RESULT ram_mib QUERY TOTAL_PHYSICAL_MEMORY)
+#   cmake -DPROGRAM=path -DARGS="--width|32768" -DNEEDED_MIB=12288 [-DFAKE_HOST_LIB=libfake_small_host.so] -P host_memory_refused.cmake
+if(DEFINED FAKE_HOST_LIB)
+  # The machine is made to look small (fake_small_host.cpp, preloaded, answers sysconf with a
+  # RAM of a quarter of what is needed), so the refusal is shown on any machine, a large one too.
+  math(EXPR ram_mib "${NEEDED_MIB} / 4")
+  set(ENV{LD_PRELOAD} "${FAKE_HOST_LIB}")
+  set(ENV{CUDA_EXAMPLES_FAKE_HOST_MB} "${ram_mib}")
+else()
+  cmake_host_system_information(RESULT ram_mib QUERY TOTAL_PHYSICAL_MEMORY)
+endif()
 math(EXPR limit_mib "${ram_mib} * 3 / 4")
 math(EXPR margin_mib "${limit_mib} + ${ram_mib} / 50")  # 2%: the program reads RAM its own way
 if(NEEDED_MIB LESS_EQUAL margin_mib)

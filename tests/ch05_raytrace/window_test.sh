@@ -4,6 +4,7 @@
 #   window_test.sh --no-glut           the build has no freeglut: skip
 # Exit 77 (ctest: skipped, with the reason) when Xvfb, xwd or freeglut is
 # missing, unless CUDA_EXAMPLES_REQUIRE_WINDOW=1, which makes that a failure.
+# Xvfb and xwd come from the system or from the folder of scripts/x11-bundle.sh.
 set -u
 skip() {
   if [ "${CUDA_EXAMPLES_REQUIRE_WINDOW:-0}" != 0 ]; then
@@ -13,8 +14,17 @@ skip() {
 }
 [ "${1:-}" = --no-glut ] && skip "built without freeglut (freeglut3-dev)"
 program=$1 outdir=$2
-command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb)"
-command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps)"
+# The folder scripts/x11-bundle.sh makes (a GPU machine without packages), else the system's.
+bundle=${CUDA_EXAMPLES_X11_BUNDLE:-$(cd "$(dirname "$0")/../.." && pwd)/build/x11-bundle}
+# shellcheck source=/dev/null
+xkb=()
+if [ -f "$bundle/env.sh" ]; then
+  . "$bundle/env.sh" 2>/dev/null
+  xkb=(-xkbdir "$bundle/root/usr/share/X11/xkb")  # Xvfb's keymaps: a folder compiled into it
+fi
+command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb, or scripts/x11-bundle.sh)"
+command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps, or scripts/x11-bundle.sh)"
+[ -e /usr/bin/xkbcomp ] || skip "Xvfb needs /usr/bin/xkbcomp (package x11-xkb-utils)"
 mkdir -p "$outdir"
 
 # Let Xvfb pick a free display number and tell us which (-displayfd). -noreset:
@@ -22,7 +32,7 @@ mkdir -p "$outdir"
 # that resets when its last client leaves would refuse freeglut a moment later.
 displayfile="$outdir/display"
 rm -f "$displayfile"
-Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset \
+Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset "${xkb[@]}" \
   3>"$displayfile" 2>"$outdir/xvfb.log" &
 xvfb_pid=$!
 trap 'kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null' EXIT

@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
-"""Planted bugs: apply one to a copy of a program, build it, and show that a check catches it.
+"""Planted bugs: plant one in a copy of a program, and show that a check catches it.
 
+The build compiles each planted bug as an ordinary target (tests/mutants/CMakeLists.txt): `tree`
+writes the patched copy, CMake builds it with the real program's flags and architectures. ctest
+then only runs them:
+
+    mutant.py plan    MUTANT...                       the fields CMake needs, one line per file
+    mutant.py tree    MUTANT --out DIR                the patched copy of the sources (a build step)
     mutant.py apply   MUTANT... [--build DIR]         each patch applies (a quick check, no compiling)
-    mutant.py compile MUTANT --build DIR [options]   the patch applies and the program compiles
-    mutant.py caught  MUTANT --build DIR [options]   every check named in `expect:` catches it
-    mutant.py table   DIR                            planted bug x who caught it, from the last run
+    mutant.py control MUTANT... --json FILE [binaries]  the same checks on the unpatched programs
+    mutant.py caught  MUTANT --control FILE [binaries]  every check named in `expect:` catches it
+    mutant.py table   DIR                             planted bug x who caught it, from the last run
 
+A catch counts only against a control: the same check, built the same way, must pass on the
+unpatched program in the same run (ctest runs `control` first, as a fixture). A program built
+for architectures this GPU cannot run is refused with the reason, never counted as caught.
 The file format and what "caught" means are in tests/mutants/README.md. Exit codes follow
-the suite's: 0 done (compiled / caught), 1 the patch failed, the build failed or the bug
-survived, 2 a malformed mutant file, 77 no GPU to run it on (ctest: skipped).
+the suite's: 0 done (caught / control passed), 1 the patch failed, the bug survived, the control
+failed or cannot run here, 2 a malformed mutant file, 77 no GPU to run it on (ctest: skipped).
 """
 import argparse
 import json
@@ -19,11 +28,14 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = ("verdict", "lesson", "gtest", "racecheck", "synccheck", "memcheck")
+CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck")
+SANITIZERS = ("racecheck", "synccheck", "memcheck")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
+JOBS = 4  # check runs side by side within one control or one planted bug
 
 
 class MutantError(Exception):
@@ -91,41 +103,9 @@ def parse(path):
     return m
 
 
-def work_dir(build, m):
-    return Path(build).resolve() / "mutants" / m["chapter"] / m["name"]
-
-
-def make_tree(build, m):
-    """Copies common/, the chapter and its tests (and the patched file, when it lies elsewhere)
-    into the mutant's folder, then plants the bug."""
-    root = work_dir(build, m)
-    tree = root / "tree"
-    if tree.exists():
-        shutil.rmtree(tree)
-    for part in ("common", m["chapter"], f"tests/{m['chapter']}"):
-        shutil.copytree(REPO / part, tree / part)
-    if not (tree / m["source"]).exists() and (REPO / m["source"]).is_file():
-        # A program outside the chapters (scripts/mma_peak.cu): its file alone.
-        (tree / m["source"]).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / m["source"], tree / m["source"])
-    shutil.copy2(REPO / "tests" / "gpu_test.h", tree / "tests" / "gpu_test.h")
-    target = tree / m["source"]
-    if not target.exists():
-        raise MutantError(f"{m['path']}: source {m['source']} does not exist")
-    text = target.read_text()
-    for find, replace in m["patches"]:
-        count = text.count(find)
-        if count != 1:
-            where = "is not in" if count == 0 else f"occurs {count} times in"
-            raise MutantError(f"{m['path']}: the find block {where} {m['source']} "
-                              f"(the program changed: update the mutant):\n{find}")
-        text = text.replace(find, replace)
-    target.write_text(text)
-    return root, tree
-
-
 def standalone_line(source):
-    """The '//   nvcc ...' line in the first 40 lines of a program, as a list of words."""
+    """The '//   nvcc ...' line in the first 40 lines of a program, as a list of words
+    (scripts/lab.py builds a student's files with it)."""
     with open(source) as f:
         for _, line in zip(range(40), f):
             hit = re.match(r"^//\s+(nvcc .*)$", line.rstrip("\n"))
@@ -135,69 +115,88 @@ def standalone_line(source):
 
 
 def arch_flags(arch):
-    """'90-real' or '90' -> -arch=sm_90; anything else (native, all, empty): nvcc's default."""
+    """'90-real' or '90' -> -arch=sm_90; anything else (native, all, empty): nvcc's default
+    (scripts/lab.py; the planted bugs take the real targets' architectures instead)."""
     first = re.split(r"[;,]", arch or "")[0]
     number = re.match(r"^(\d+)", first)
     return [f"-arch=sm_{number.group(1)}"] if number else []
 
 
-def own_target(words):
-    """The arch-specific target a standalone line names (-gencode=...sm_90a: wgmma), if any.
-    Such a program is built for that target alone: the chapter's architecture would add a
-    plain sm_90 build of kernels that are empty without the target's instructions."""
-    return [w for w in words if re.search(r"(sm|compute)_\d+a\b", w)]
+# ---- the patched tree (a build step) ------------------------------------------------------
+
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".c", ".inc")
 
 
-def compile_program(args, m, tree, root):
-    """Builds the patched program with its own standalone nvcc line, for one architecture."""
-    program_source = tree / m["chapter"] / f"{m['program']}.cu"
-    if not program_source.exists():
-        program_source = program_source.with_suffix(".cpp")
-    if not program_source.exists():  # a program outside the chapters (scripts/mma_peak.cu)
-        program_source = tree / m["source"]
-    words = standalone_line(program_source)
-    out = root / m["program"]
-    architecture = [] if own_target(words) else arch_flags(args.arch)
-    words = [args.nvcc] + [w for w in words[1:]] + architecture
-    words[words.index("-o") + 1] = str(out)
-    return run_build(words, program_source.parent, root / "compile.log"), out
+def patched_text(m):
+    """The patched file's text; raises MutantError when a find block does not match once."""
+    original = REPO / m["source"]
+    if not original.is_file():
+        raise MutantError(f"{m['path']}: source {m['source']} does not exist")
+    text = original.read_text()
+    for find, replace in m["patches"]:
+        count = text.count(find)
+        if count != 1:
+            where = "is not in" if count == 0 else f"occurs {count} times in"
+            raise MutantError(f"{m['path']}: the find block {where} {m['source']} "
+                              f"(the program changed: update the mutant):\n{find}")
+        text = text.replace(find, replace)
+    return text
 
 
-def compile_gtest(args, m, tree, root):
-    source = tree / "tests" / m["chapter"] / f"{m['gtest']}.cu"
-    if not source.exists():
-        source = source.with_suffix(".cpp")
-    out = root / m["gtest"]
-    program_source = tree / m["chapter"] / f"{m['program']}.cu"
-    if not program_source.exists():
-        program_source = program_source.with_suffix(".cpp")
-    target = own_target(standalone_line(program_source)) if program_source.exists() else []
-    words = [args.nvcc, "-std=c++17", "-O2", "-DCUDA_EXAMPLES_NO_MAIN", f"-I{tree}",
-             f"-I{tree / 'tests'}"] + (target or arch_flags(args.arch))
-    words += [f"-I{d}" for arg in args.gtest_include for d in arg.split(":") if d]
-    if source.suffix == ".cpp":
-        # Compiled as CUDA through a .cu copy ("-x cu" would apply to the libraries after it too).
-        cu = source.with_suffix(".cu")
-        shutil.copyfile(source, cu)
-        source = cu
-    # The libraries the program itself links (its standalone line's -l words: -lcublas,
-    # -lnccl, ...), which the test that includes it needs too.
-    libs = [w for w in standalone_line(program_source) if w.startswith("-l")]
-    words += [str(source), "-o", str(out)] + args.gtest_lib + libs + ["-lcublas", "-lpthread"]
-    return run_build(words, tree, root / "compile-gtest.log"), out
+def write_if_different(path, data):
+    """Writes only a changed file, so that the build recompiles only what a change touches."""
+    path = Path(path)
+    if path.is_file() and path.read_bytes() == data:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
-def run_build(words, cwd, log):
-    started = time.time()
-    r = subprocess.run(words, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       errors="replace")
-    log.write_text(" ".join(shlex.quote(w) for w in words) + "\n" + r.stdout)
-    if r.returncode != 0:
-        print(f"build failed ({time.time() - started:.0f} s): {' '.join(words)}\n{r.stdout}")
-        return False
-    print(f"built in {time.time() - started:.0f} s ({log.name})")
-    return True
+def cmd_tree(m, out, also):
+    """A copy of common/, the chapter, its tests and the shared test headers, with the bug
+    planted, under OUT. Everything a compile includes lies inside the copy, so the patched file
+    is the only one of its name that the program and its GoogleTest binary see."""
+    out = Path(out)
+    files = []
+    for part in ("common", m["chapter"], f"tests/{m['chapter']}"):
+        files += [f for f in sorted((REPO / part).rglob("*"))
+                  if f.is_file() and f.suffix in SOURCE_SUFFIXES]
+    files += sorted((REPO / "tests").glob("*.h"))
+    files += [REPO / a for a in also + [m["source"]]]
+    text = patched_text(m)
+    for f in files:
+        rel = f.relative_to(REPO).as_posix()
+        data = text.encode() if rel == m["source"] else f.read_bytes()
+        write_if_different(out / rel, data)
+    return EXIT_OK
 
+
+def cmd_plan(paths):
+    """One line per mutant for CMake: name|chapter|program|source|gtest|expect (comma-separated).
+    The patch itself is checked here too, so that a stale one stops the configure step."""
+    for path in paths:
+        m = parse(path)
+        patched_text(m)
+        print("|".join([m["name"], m["chapter"], m["program"], m["source"], m["gtest"],
+                        ",".join(m["expect"])]))
+    return EXIT_OK
+
+
+def cmd_apply(paths):
+    failed = 0
+    for path in paths:
+        try:
+            patched_text(parse(path))
+        except MutantError as e:
+            print(f"mutant.py: {e}")
+            failed += 1
+    print(f"mutant.py apply: {len(paths) - failed} of {len(paths)} patches apply")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# ---- running the checks ------------------------------------------------------------------
 
 def run(words, timeout):
     """Runs a command; returns (exit code or 'timeout', output)."""
@@ -214,115 +213,282 @@ def last_lines(text, n=6):
     return "\n".join("    " + line for line in text.strip().split("\n")[-n:])
 
 
-def check_verdict(args, m, program, lesson=False):
-    """verdict: every run exits 1 (or hangs). lesson: every run exits 1 and prints a line
-    starting 'Lesson: MISSED' (the answer may be right; the effect the program teaches is not)."""
-    runs = ([] if m["no_default_run"] else [""]) + m["runs"]
-    how = []
-    for line in runs:
-        words = [str(program)] + shlex.split(line)
-        rc, out = run(words, args.timeout)
-        label = line or "(default size)"
-        if rc == EXIT_NO_DEVICE:
-            return None, f"no GPU: {label} exited 77"
-        caught = rc == EXIT_FAILED or rc == "timeout"
-        verdict = re.findall(r"^Verdict: .*$", out, re.M)
-        if lesson:
-            verdict = re.findall(r"^Lesson: .*$", out, re.M)
-            caught = rc == EXIT_FAILED and bool(verdict) and verdict[-1].startswith("Lesson: MISSED")
-        said = "hang, stopped after %d s" % args.timeout if rc == "timeout" else (
-            verdict[-1] if verdict else f"exit {rc}, no verdict line")
-        print(f"  {'lesson ' if lesson else 'verdict'} {'CAUGHT  ' if caught else 'SURVIVED'} {label}: {said}")
-        if not caught:
-            print(last_lines(out))
-        how.append({"args": label, "exit": rc, "caught": caught, "said": said[:200]})
-    return all(h["caught"] for h in how), how
+def configs(m):
+    """The check runs of one planted bug: each is one command on one binary, and the control
+    runs exactly the same command on the unpatched binary."""
+    out = []
+    for check in m["expect"]:
+        if check in ("verdict", "lesson"):
+            for line in ([] if m["no_default_run"] else [""]) + m["runs"]:
+                out.append({"check": check, "binary": "program", "args": line})
+        elif check == "gtest":
+            out.append({"check": "gtest", "binary": m["gtest"], "args": m.get("gtest-filter", "")})
+        elif check == "window":
+            out.append({"check": "window", "binary": "program", "args": ""})
+        else:
+            out.append({"check": check, "binary": "program", "args": m.get("sanitize", "")})
+    return out
 
 
-def check_gtest(args, m, binary):
-    words = [str(binary)] + ([f"--gtest_filter={m['gtest-filter']}"] if "gtest-filter" in m else [])
-    rc, out = run(words, args.timeout)
-    failed = sorted(set(re.findall(r"^\[  FAILED  \] (\S+)", out, re.M)))
-    ran = re.search(r"\[==========\] (\d+) tests? from .* ran", out)
-    skipped = re.search(r"\[  SKIPPED \] (\d+) test", out)
-    if rc == 0 and ran and skipped and skipped.group(1) == ran.group(1):
-        return None, "no GPU: every test skipped"
-    caught = rc == "timeout" or rc != 0
-    said = "hang" if rc == "timeout" else (
-        f"{len(failed)} failed: {', '.join(failed[:4])}" if failed else f"exit {rc}")
-    print(f"  gtest   {'CAUGHT  ' if caught else 'SURVIVED'} {m['gtest']}: {said}")
-    if not caught:
-        print(last_lines(out))
-    return caught, {"binary": m["gtest"], "exit": rc, "caught": caught, "said": said[:300]}
+def key(config):
+    return json.dumps(config, sort_keys=True)
 
 
-def check_sanitizer(args, m, program, tool):
-    if not args.sanitizer:
-        print(f"  {tool}: compute-sanitizer was not found, so this planted bug cannot be shown caught")
-        return False, {"tool": tool, "caught": False, "said": "compute-sanitizer not found"}
-    words = [args.sanitizer, "--tool", tool, str(program)] + shlex.split(m.get("sanitize", ""))
-    rc, out = run(words, max(args.timeout, 900))
+def describe(config):
+    what = config["args"] or "(default size)"
+    if config["check"] == "gtest":
+        what = config["binary"] + (f" --gtest_filter={config['args']}" if config["args"] else "")
+    return f"{config['check']} {what}"
+
+
+def execute(args, config, binaries, control=False):
+    """Runs one check; returns a dict: status 'clean' (what the unpatched program must give),
+    'caught' (what the planted bug must give), 'other' (neither), 'no-device' (exit 77), with
+    the exit code and what the program said."""
+    check, binary = config["check"], binaries.get(config["binary"])
+    if binary is None or not Path(binary).is_file():
+        return {"status": "missing", "said": f"{config['binary']} was not built ({binary})"}
+    if check == "gtest":
+        words = [binary] + ([f"--gtest_filter={config['args']}"] if config["args"] else [])
+        if not control:
+            words.append("--gtest_fail_fast")  # one failed test is a catch: no need for the rest
+    elif check == "window":
+        words = [sys.executable, str(REPO / "tests" / "ch05_raytrace" / "window_ray.py"), binary,
+                 str(Path(binary).parent / "window")]
+    elif check in SANITIZERS:
+        if not args.sanitizer:
+            return {"status": "missing", "said": "compute-sanitizer was not found"}
+        words = [args.sanitizer, "--tool", check, binary] + shlex.split(config["args"])
+    else:
+        words = [binary] + shlex.split(config["args"])
+    timeout = max(args.timeout, 900) if check in SANITIZERS else args.timeout
+    rc, out = run(words, timeout)
+    result = {"exit": rc, "output": last_lines(out)}
+    if check == "window":
+        said = re.findall(r"^window test: .*$", out, re.M)
+        said = said[-1] if said else f"exit {rc}"
+        status = {0: "clean", 1: "caught", EXIT_NO_DEVICE: "no-device"}.get(rc, "other")
+        return dict(result, status=status, said=said[:300])
     if rc == EXIT_NO_DEVICE:
-        return None, "no GPU"
+        said = re.findall(r"^.*(?:CUDA device|GPU).*$", out, re.M)
+        return dict(result, status="no-device", said=(said[-1] if said else "exit 77")[:200])
+    if rc == "timeout":
+        status = "caught" if check in ("verdict", "gtest") else "other"
+        return dict(result, status=status, said=f"hang, stopped after {timeout} s")
+    if check == "verdict" or check == "lesson":
+        verdict = re.findall(r"^(?:Verdict|Lesson): .*$", out, re.M)
+        said = verdict[-1] if verdict else f"exit {rc}, no verdict line"
+        missed = re.search(r"^Lesson: MISSED", out, re.M) is not None
+        if check == "verdict":
+            # Exit 2 is the unpatched program refusing a command line (the planted bug may be
+            # the removal of that very guard): the check reports no failure there, as exit 0.
+            status = "clean" if rc in (0, EXIT_USAGE) else "caught" if rc == EXIT_FAILED else "other"
+            if rc == EXIT_USAGE:
+                said = "refused the command line (exit 2), as the unpatched program should"
+        else:
+            status = ("clean" if rc == 0 and not missed else
+                      "caught" if rc == EXIT_FAILED and missed else "other")
+        return dict(result, status=status, said=said[:200])
+    if check == "gtest":
+        failed = sorted(set(re.findall(r"^\[  FAILED  \] (\S+)", out, re.M)))
+        ran = re.search(r"\[==========\] (\d+) tests? from .* ran", out)
+        skipped = re.search(r"\[  SKIPPED \] (\d+) test", out)
+        if rc == 0 and ran and skipped and skipped.group(1) == ran.group(1):
+            why = re.search(r": Skipped\n(.+)", out)
+            return dict(result, status="no-device",
+                        said=f"every test skipped: {why.group(1).strip() if why else 'no GPU'}")
+        said = f"{len(failed)} failed: {', '.join(failed[:4])}" if failed else f"exit {rc}"
+        if rc == 0:
+            said = f"{ran.group(1) if ran else '?'} tests passed"
+        return dict(result, status="clean" if rc == 0 else "caught", said=said[:300])
     counts = [int(n) for n in re.findall(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)", out)]
-    caught = any(n > 0 for n in counts)
     summary = re.findall(r"^=+ (?:ERROR|RACECHECK) SUMMARY: .*$", out, re.M)
     said = summary[-1].lstrip("= ") if summary else f"exit {rc}, no summary"
-    print(f"  {tool:9} {'CAUGHT  ' if caught else 'SURVIVED'}: {said}")
-    if not caught:
-        print(last_lines(out))
-    return caught, {"tool": tool, "exit": rc, "caught": caught, "said": said[:200]}
+    if any(n > 0 for n in counts):
+        status = "caught"
+    elif counts and rc == 0:
+        status = "clean"
+    else:
+        status = "other"
+    return dict(result, status=status, said=said[:200])
 
 
-def cmd_compile(args, m):
-    root, tree = make_tree(args.build, m)
-    ok, _ = compile_program(args, m, tree, root)
-    print(f"{m['chapter']}/{m['name']}: the patch applies and the program "
-          f"{'compiles' if ok else 'does NOT compile'}")
-    return EXIT_OK if ok else EXIT_FAILED
-
+# ---- where it may run ----------------------------------------------------------------------
 
 def gpu_visible():
-    """True when nvidia-smi lists a GPU; the reason otherwise."""
+    """(True, compute capability 'M.m') when nvidia-smi lists a GPU; (False, why) otherwise."""
     smi = shutil.which("nvidia-smi")
     if not smi:
-        return False, "nvidia-smi not found: is there an NVIDIA GPU and driver on this machine?"
-    rc, out = run([smi, "-L"], 60)
-    if rc != 0 or "GPU " not in out:
-        return False, f"nvidia-smi lists no GPU ({out.strip()[:120]})"
-    return True, ""
+        return False, "no usable CUDA device: nvidia-smi not found (is there an NVIDIA GPU and driver?)"
+    rc, out = run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], 60)
+    caps = [c.strip() for c in out.split("\n") if re.match(r"^\s*\d+\.\d+\s*$", c)] if rc == 0 else []
+    if not caps:
+        return False, f"no usable CUDA device: nvidia-smi lists none ({out.strip()[:120]})"
+    return True, caps[0]
+
+
+def runs_on(archs, cap):
+    """Can code built for CUDA_ARCHITECTURES `archs` ('90-real,75-virtual', '90a', 'native')
+    run on a GPU of compute capability `cap` ('9.0')? Machine code sm_XY runs on X.y for y >= Y
+    (sm_XYa only on X.Y exactly); PTX compute_XY on any XY or newer, compiled at start-up."""
+    major, minor = (int(x) for x in cap.split("."))
+    have = major * 10 + minor
+    for entry in filter(None, re.split(r"[,;]", archs or "")):
+        if entry in ("native", "all", "all-major"):
+            return True
+        hit = re.match(r"^(\d+)([af]?)(?:-(real|virtual))?$", entry)
+        if not hit:
+            return True  # a form we do not know: let the control decide
+        n, suffix, kind = int(hit.group(1)), hit.group(2), hit.group(3)
+        if suffix == "a":
+            if n == have:
+                return True
+            continue
+        if kind != "virtual" and n // 10 == major and n <= have:
+            return True
+        if kind != "real" and n <= have:
+            return True
+    return not archs
+
+
+def may_run(args, what):
+    """None when the checks may run here, else the exit code after saying why not."""
+    ok, cap = gpu_visible()
+    if not ok:
+        required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
+        print(f"{'FAILED' if required else 'skipped'}: no GPU to run {what} on: {cap}")
+        return EXIT_FAILED if required else EXIT_NO_DEVICE
+    if not runs_on(args.archs, cap):
+        print(f"REFUSED: {what}: built for CUDA architectures {args.archs}, which a GPU of "
+              f"compute capability {cap} cannot run, so no check could pass or fail for the bug's "
+              f"sake. Build for this GPU: cmake -DCMAKE_CUDA_ARCHITECTURES={cap.replace('.', '')} ...")
+        return EXIT_FAILED
+    return None
+
+
+def binaries_of(args):
+    binaries = {}
+    if args.program:
+        binaries["program"] = args.program
+    for item in args.gtest:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise MutantError(f"--gtest takes NAME=PATH, not {item!r}")
+        binaries[name] = path
+    return binaries
+
+
+def fingerprint(binaries):
+    out = {}
+    for name, path in binaries.items():
+        st = Path(path).stat() if Path(path).is_file() else None
+        out[name] = [str(path), st.st_mtime_ns if st else None, st.st_size if st else None]
+    return out
+
+
+# ---- the control and the catch -------------------------------------------------------------
+
+def cmd_control(args, mutants):
+    """Runs every check of these planted bugs on the unpatched program(s) and writes the
+    results to --json. Exit 0 when each check passes there; otherwise the planted bugs that
+    use a failing check cannot be counted as caught (ctest then fails them too)."""
+    what = f"the unpatched {mutants[0]['program']} (the control)"
+    Path(args.json).unlink(missing_ok=True)
+    refused = may_run(args, what)
+    if refused is not None:
+        return refused
+    binaries = binaries_of(args)
+    wanted = {}
+    for m in mutants:
+        for c in configs(m):
+            wanted.setdefault(key(c), c)
+    results, bad, no_device = {}, [], []
+    # The checks are independent: run them side by side (the planted bugs wait for this).
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        done = dict(zip(wanted, pool.map(lambda c: execute(args, c, binaries, control=True),
+                                         wanted.values())))
+    for k, c in wanted.items():
+        r = done[k]
+        results[k] = r
+        ok = r["status"] == "clean"
+        label = {"clean": "passes", "no-device": "skipped", "missing": "MISSING"}.get(r["status"], "FAILS")
+        print(f"  control {label:8} {describe(c)}: {r['said']}")
+        if r["status"] == "no-device":
+            no_device.append(r["said"])
+        elif not ok:
+            bad.append(c)
+            print(r.get("output", ""))
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(
+        {"binaries": fingerprint(binaries), "archs": args.archs, "results": results}, indent=1))
+    if bad:
+        print(f"CONTROL FAILED: {len(bad)} of {len(wanted)} checks fail on the unpatched program, "
+              f"so the planted bugs that use them cannot be counted as caught")
+        return EXIT_FAILED
+    if no_device and len(no_device) == len(wanted):
+        print(f"skipped: {no_device[0]}")
+        return EXIT_NO_DEVICE
+    print(f"control: all {len(wanted)} checks pass on the unpatched program")
+    return EXIT_OK
 
 
 def cmd_caught(args, m):
-    ok, why = gpu_visible()
-    if not ok:
-        required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
-        print(f"{'FAILED' if required else 'skipped'}: no GPU to run the planted bug on: {why}")
-        return EXIT_FAILED if required else EXIT_NO_DEVICE
-    root, tree = make_tree(args.build, m)
+    what = f"the planted bug {m['name']}"
+    refused = may_run(args, what)
+    if refused is not None:
+        return refused
     print(f"{m['chapter']}/{m['name']}: {m['bug']}")
-    ok, program = compile_program(args, m, tree, root)
-    if not ok:
+    if not args.control or not Path(args.control).is_file():
+        print(f"NOT COUNTED: no control results ({args.control}): run it through ctest, which runs "
+              f"the control first (ctest -R '{m['program']}\\.mutant\\.')")
         return EXIT_FAILED
+    control = json.loads(Path(args.control).read_text())
+    binaries = binaries_of(args)
+    mine = configs(m)
+    for c in mine:
+        r = control["results"].get(key(c))
+        if r is None:
+            print(f"NOT COUNTED: the control did not run {describe(c)}")
+            return EXIT_FAILED
+        if r["status"] == "no-device":
+            print(f"skipped: {r['said']}")
+            return EXIT_NO_DEVICE
+        if r["status"] != "clean":
+            print(f"NOT COUNTED: the unpatched program fails the same check ({describe(c)}: "
+                  f"{r['said']}), so a catch would mean nothing")
+            return EXIT_FAILED
+    for name, (path, mtime, size) in control["binaries"].items():
+        if name in ("program",) or any(c["binary"] == name for c in mine):
+            st = Path(path).stat() if Path(path).is_file() else None
+            if st is None or st.st_mtime_ns != mtime:
+                print(f"NOT COUNTED: {path} changed after its control ran: run the control again")
+                return EXIT_FAILED
     result = {"chapter": m["chapter"], "program": m["program"], "mutant": m["name"], "bug": m["bug"],
               "expect": m["expect"], "checks": {}}
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        done = list(pool.map(lambda c: execute(args, c, binaries), mine))
     for check in m["expect"]:
-        if check in ("verdict", "lesson"):
-            caught, how = check_verdict(args, m, program, lesson=check == "lesson")
-        elif check == "gtest":
-            built, binary = compile_gtest(args, m, tree, root)
-            if not built:
+        runs = []
+        for c, r in ((c, r) for c, r in zip(mine, done) if c["check"] == check):
+            if r["status"] == "no-device":
+                print(f"skipped: {r['said']}")
+                return EXIT_NO_DEVICE
+            if r["status"] == "missing":
+                print(f"FAILED: {r['said']}")
                 return EXIT_FAILED
-            caught, how = check_gtest(args, m, binary)
-        else:
-            caught, how = check_sanitizer(args, m, program, check)
-        if caught is None:
-            print(f"skipped: {how}")
-            return EXIT_NO_DEVICE
-        result["checks"][check] = {"caught": caught, "detail": how}
+            caught = r["status"] == "caught"
+            print(f"  {check:9} {'CAUGHT  ' if caught else 'SURVIVED'} {describe(c)}: {r['said']}")
+            if not caught:
+                print(r.get("output", ""))
+            runs.append({"args": c["args"] or "(default size)", "exit": r["exit"], "caught": caught,
+                         "said": r["said"]})
+        result["checks"][check] = {"caught": all(x["caught"] for x in runs), "detail": runs}
     result["caught"] = all(c["caught"] for c in result["checks"].values())
-    (root / "result.json").write_text(json.dumps(result, indent=1))
-    print(f"{m['chapter']}/{m['name']}: {'CAUGHT by ' + ', '.join(m['expect']) if result['caught'] else 'SURVIVED'}")
+    if args.result:
+        Path(args.result).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.result).write_text(json.dumps(result, indent=1))
+    verdict = "CAUGHT by " + ", ".join(m["expect"]) if result["caught"] else "SURVIVED"
+    print(f"{m['chapter']}/{m['name']}: {verdict} (the control passed the same checks)")
     return EXIT_OK if result["caught"] else EXIT_FAILED
 
 
@@ -342,47 +508,47 @@ def cmd_table(build):
     return EXIT_OK
 
 
-def cmd_apply(args, paths):
-    failed = 0
-    for path in paths:
-        try:
-            make_tree(args.build, parse(path))
-        except MutantError as e:
-            print(f"mutant.py: {e}")
-            failed += 1
-    print(f"mutant.py apply: {len(paths) - failed} of {len(paths)} patches apply")
-    return EXIT_FAILED if failed else EXIT_OK
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=("apply", "compile", "caught", "table"))
+    p.add_argument("command", choices=("plan", "tree", "apply", "control", "caught", "table"))
     p.add_argument("target", nargs="+",
-                   help="a .mutant file (apply: one or more), or for 'table' the build directory")
-    p.add_argument("--build", default="build", help="build directory (mutants are built under DIR/mutants)")
-    p.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
-    p.add_argument("--arch", default="", help="CMAKE_CUDA_ARCHITECTURES; the first entry is built")
-    p.add_argument("--gtest-include", action="append", default=[])
-    p.add_argument("--gtest-lib", action="append", default=[],
-                   help="GoogleTest libraries to link (default: -lgtest -lgtest_main)")
+                   help="a .mutant file (plan, apply, control: one or more), or for 'table' the build directory")
+    p.add_argument("--build", default="build", help="(apply, table) the build directory")
+    p.add_argument("--out", help="(tree) where the patched copy goes")
+    p.add_argument("--also", action="append", default=[],
+                   help="(tree) one more file to copy, relative to the repository root")
+    p.add_argument("--program", help="the program's binary (the planted bug's, or for control the real one)")
+    p.add_argument("--gtest", action="append", default=[], metavar="NAME=PATH",
+                   help="a GoogleTest binary, by the name `gtest:` uses")
+    p.add_argument("--archs", default="", help="the binaries' CUDA_ARCHITECTURES, comma-separated")
+    p.add_argument("--json", help="(control) where its results go")
+    p.add_argument("--control", help="(caught) the control's results")
+    p.add_argument("--result", help="(caught) where the result goes (read by 'table')")
     p.add_argument("--sanitizer", default=shutil.which("compute-sanitizer"))
     p.add_argument("--timeout", type=int, default=300, help="seconds before a run counts as a hang")
     args = p.parse_args()
-    if args.command == "apply":
-        return cmd_apply(args, args.target)
-    if len(args.target) != 1:
-        p.error(f"{args.command} takes one target")
-    args.target = args.target[0]
-    if args.command == "table":
-        return cmd_table(args.target)
-    if not args.gtest_lib:
-        args.gtest_lib = ["-lgtest", "-lgtest_main"]
     try:
-        m = parse(args.target)
-        return cmd_compile(args, m) if args.command == "compile" else cmd_caught(args, m)
+        if args.command == "table":
+            return cmd_table(args.target[0])
+        if args.command == "apply":
+            return cmd_apply(args.target)
+        if args.command == "plan":
+            return cmd_plan(args.target)
+        mutants = [parse(t) for t in args.target]
+        if args.command == "control":
+            if not args.json:
+                p.error("control needs --json FILE")
+            return cmd_control(args, mutants)
+        if len(mutants) != 1:
+            p.error(f"{args.command} takes one .mutant file")
+        if args.command == "tree":
+            if not args.out:
+                p.error("tree needs --out DIR")
+            return cmd_tree(mutants[0], args.out, args.also)
+        return cmd_caught(args, mutants[0])
     except MutantError as e:
         print(f"mutant.py: {e}")
-        return EXIT_FAILED
+        return EXIT_USAGE if args.command == "plan" else EXIT_FAILED
 
 
 if __name__ == "__main__":

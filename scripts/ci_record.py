@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Times README's commands on this machine, from a fresh clone, and writes the record that the
+times in README.md and docs/ci.md are generated from (scripts/docs_gen.py: g.ci_times()).
+
+    python3 scripts/ci_record.py gpu --out DIR [--commit SHA]   a GPU runner: command 2
+        (scripts/test.sh --preset gpu, build included), the sanitizers, then command 1 (the tour)
+    python3 scripts/ci_record.py cpu --out DIR [--commit SHA]   a machine without a GPU: .ci/run
+        (format check, command 1 --quick, docs check, command 2 --preset ci)
+    python3 scripts/ci_record.py cpu-no-mutants --out DIR       command 2 without the planted bugs
+        (CUDA_EXAMPLES_MUTANTS=off scripts/test.sh --preset ci)
+    --only STEP (repeatable) runs some steps; --append adds them to DIR/record.json (a machine
+    whose calls are limited in time: command 2 first, then --only sanitizers --only 'command 1'
+    --append in the same build folder).
+
+Run it in a fresh clone (git clone REPO /tmp/fresh && cd /tmp/fresh), so that the build is timed
+too: it says whether the build folder was there when it started. DIR gets record.json (the
+machine, the commit, each step's wall time, exit code and breakdown: setup, configure, build,
+tests, and each label's summed test seconds from ctest) and one log per step. Commit DIR's
+record.json as docs/runs/<machine>/ci-<mode>.json. --commit names the commit run where the tree
+is no git checkout (a copy sent to a GPU machine); otherwise it is read from the tree, with
+"(local changes)" when it differs. Exit status: that of the first step that failed, else 0.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import tour  # noqa: E402  (project_commit: the project's own commit, or "unknown")
+
+MODES = {
+    "gpu": ("build-gpu", [
+        ("command 2", ["scripts/test.sh", "--preset", "gpu"], "build-gpu/times.json"),
+        ("sanitizers", ["scripts/sanitize.sh", "--preset", "gpu-sanitize"], None),
+        ("command 1", [sys.executable, "scripts/tour.py", "--preset", "gpu"], None),
+    ]),
+    "cpu": ("build-ci", [
+        (".ci/run", ["bash", ".ci/run"], "build-ci/times.json"),
+    ]),
+    "cpu-no-mutants": ("build-ci", [
+        ("command 2, no planted bugs", ["scripts/test.sh", "--preset", "ci"], "build-ci/times.json"),
+    ]),
+}
+
+
+def machine():
+    out = {"host": platform.node(), "cores": os.cpu_count(), "gpu": None, "gpus": 0}
+    try:
+        with open("/proc/cpuinfo") as f:
+            out["cpu"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
+        with open("/proc/meminfo") as f:
+            kib = int(next(l.split()[1] for l in f if l.startswith("MemTotal")))
+            out["ram_gib"] = round(kib / 2**20)
+    except (OSError, StopIteration, ValueError):
+        pass
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        r = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        names = [n.strip() for n in r.stdout.splitlines() if n.strip()] if r.returncode == 0 else []
+        out["gpus"] = len(names)
+        out["gpu"] = names[0] if names else None
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=sorted(MODES))
+    parser.add_argument("--out", required=True, help="where record.json and the logs go")
+    parser.add_argument("--commit", help="the commit this tree is, where it is no git checkout")
+    parser.add_argument("--note", default="", help="a sentence kept with the record")
+    parser.add_argument("--only", action="append", default=[], metavar="STEP",
+                        help="run only this step (repeatable): 'command 2', 'sanitizers', 'command 1'")
+    parser.add_argument("--append", action="store_true",
+                        help="add the steps to DIR/record.json (a second call on the same machine, "
+                             "its build folder kept: the sanitizers and the tour after command 2)")
+    opts = parser.parse_args()
+    os.chdir(ROOT)
+    os.makedirs(opts.out, exist_ok=True)
+    build_dir, steps = MODES[opts.mode]
+    if opts.only:
+        unknown = set(opts.only) - {name for name, _, _ in steps}
+        if unknown:
+            parser.error(f"no step {', '.join(sorted(unknown))} in mode {opts.mode}")
+        steps = [step for step in steps if step[0] in opts.only]
+    commit, dirty = tour.project_commit()
+    if commit == "unknown" and opts.commit:
+        commit, dirty = opts.commit, None
+    env = dict(os.environ)
+    if opts.mode == "cpu-no-mutants":
+        env["CUDA_EXAMPLES_MUTANTS"] = "off"
+    record = {"schema": "cuda-examples-ci-times/1", "mode": opts.mode, "machine": machine(),
+              "commit": commit, "dirty": dirty, "note": opts.note,
+              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "fresh_clone": not os.path.exists(build_dir), "steps": []}
+    status = 0
+    path = os.path.join(opts.out, "record.json")
+    if opts.append and os.path.exists(path):
+        with open(path) as f:
+            earlier = json.load(f)
+        record["steps"] = earlier["steps"]
+        record["fresh_clone"] = earlier.get("fresh_clone")
+    for name, words, times in steps:
+        if times and os.path.exists(times):
+            os.remove(times)
+        log_path = os.path.join(opts.out, re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") + ".log")
+        print(f"ci_record: {name}: {' '.join(words)}", flush=True)
+        started = time.time()
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(words, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                    text=True, errors="replace")
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                log.write(line)
+            rc = proc.wait()
+        step = {"name": name, "command": " ".join(w if w != sys.executable else "python3" for w in words),
+                "seconds": round(time.time() - started, 1), "exit": rc, "log": os.path.basename(log_path)}
+        if times and os.path.exists(times):
+            with open(times) as f:
+                step["breakdown"] = json.load(f)
+        ci_times = os.path.join(build_dir, "ci-run-times.json")
+        if name == ".ci/run" and os.path.exists(ci_times):
+            with open(ci_times) as f:
+                step["ci_steps"] = json.load(f)
+        record["steps"].append(step)
+        print(f"ci_record: {name} took {step['seconds']:.0f} s, exit {rc}", flush=True)
+        status = status or rc
+        with open(path, "w") as f:  # after every step: a cut-off run keeps what it measured
+            json.dump(record, f, indent=1)
+    print(f"ci_record: {path}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
