@@ -80,8 +80,10 @@ function(add_example_run name)
     set_tests_properties(${ch}.${name}.${ARG_TEST} PROPERTIES LABELS "cpu;run" TIMEOUT 600)
     return()
   endif()
+  # These runs share the GPU with other tests (ctest -j): their lesson timings are printed
+  # but cannot fail them (common/report.h); the lesson tests below run alone.
   set_tests_properties(${ch}.${name}.${ARG_TEST} PROPERTIES
-    LABELS "gpu;run" SKIP_RETURN_CODE 77 TIMEOUT 600)
+    LABELS "gpu;run" SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT CUDA_EXAMPLES_LESSONS=report)
   if(CUDA_EXAMPLES_SANITIZER AND NOT ARG_NO_SANITIZE)
     foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
       set(_test ${ch}.${name}.sanitize.${tool}.${ARG_TEST})
@@ -90,7 +92,7 @@ function(add_example_run name)
                 $<TARGET_FILE:${name}> ${ARG_ARGS})
       set_tests_properties(${_test} PROPERTIES
         LABELS "gpu;sanitize" SKIP_RETURN_CODE 77 TIMEOUT 900
-        FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]")
+        FAIL_REGULAR_EXPRESSION "ERROR SUMMARY: [1-9]" ENVIRONMENT CUDA_EXAMPLES_LESSONS=report)
     endforeach()
   endif()
 endfunction()
@@ -111,8 +113,9 @@ function(add_lesson_run name)
     set(_test ${_test}.${ARG_TEST})
   endif()
   add_test(NAME ${_test} COMMAND ${name} ${ARG_ARGS})
+  # A lesson is a timing: RUN_SERIAL gives the program the GPU to itself.
   set_tests_properties(${_test} PROPERTIES LABELS "gpu;lesson" SKIP_RETURN_CODE 77 TIMEOUT 600
-    FAIL_REGULAR_EXPRESSION "Lesson: MISSED;impossible measurement")
+    FAIL_REGULAR_EXPRESSION "Lesson: MISSED;impossible measurement" RUN_SERIAL TRUE)
 endfunction()
 
 function(add_usage_test name test)

@@ -22,12 +22,19 @@
 //      Lesson: not shown on this GPU (...)  this GPU cannot show it (one copy
 //                                           engine, ...): not a failure
 //      Lesson: not checked (...)            this run is too small to show it
+//      Lesson: not enforced (...)           CUDA_EXAMPLES_LESSONS=report: the run
+//                                           shares the GPU with other tests
 //    and the same in every JSON record's "lesson" field.
+//    A lesson is a timing, so it means something only when the program has the
+//    GPU to itself. ctest runs the lesson tests one at a time (RUN_SERIAL) and
+//    sets CUDA_EXAMPLES_LESSONS=report for the runs that share the GPU: there a
+//    missed lesson is printed as "not enforced" and does not fail the run.
 #pragma once
 
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 #include "args.h"
@@ -359,6 +366,10 @@ private:
             (c.shown ? shown : failed) +=
                 (c.shown ? shown : failed).empty() ? lesson_text(c) : "; " + lesson_text(c);
         *missed = !failed.empty();
+        if (*missed && !lessons_enforced()) {
+            *missed = false;
+            return "not enforced (CUDA_EXAMPLES_LESSONS=report, the GPU is shared: " + failed + ")";
+        }
         if (*missed) return "MISSED (" + failed + (shown.empty() ? "" : "; shown: " + shown) + ")";
         if (!lesson_note_.empty()) {
             std::string note = lesson_note_.substr(0, lesson_note_.find(':'));
@@ -367,8 +378,16 @@ private:
         }
         return shown.empty() ? "" : "shown (" + shown + ")";
     }
+    // Timings shared with other tests (CUDA_EXAMPLES_LESSONS=report) cannot fail a lesson.
+    static bool lessons_enforced() {
+        const char* mode = std::getenv("CUDA_EXAMPLES_LESSONS");
+        return mode == nullptr || std::string(mode) != "report";
+    }
     std::string lesson_json(bool missed) const {
-        std::string status = missed ? "MISSED"
+        bool failed = false;
+        for (const LessonCheck& c : lessons_) failed = failed || !c.shown;
+        std::string status = missed   ? "MISSED"
+                             : failed ? "not enforced"
                              : !lesson_note_.empty()
                                  ? lesson_note_.substr(0, lesson_note_.find(':'))
                                  : "shown";

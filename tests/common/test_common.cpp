@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -500,6 +501,17 @@ TEST(Report, TheLessonLineAndItsExitCode) {
               std::string::npos)
         << missed.second;
     EXPECT_NE(missed.second.find("\"status\":\"MISSED\""), std::string::npos);
+    // A run that shares the GPU with other tests (CUDA_EXAMPLES_LESSONS=report, as ctest sets
+    // for everything but the lesson tests) prints the miss but does not fail on a timing.
+    setenv("CUDA_EXAMPLES_LESSONS", "report", 1);
+    auto shared = run([](Report& r) { r.lesson("speed-up", 1.0, 1.6); });
+    unsetenv("CUDA_EXAMPLES_LESSONS");
+    EXPECT_EQ(shared.first, EXIT_CODE_OK);
+    EXPECT_NE(shared.second.find("\nLesson: not enforced (CUDA_EXAMPLES_LESSONS=report, the GPU is "
+                                 "shared: speed-up 1.00, at least 1.60)"),
+              std::string::npos)
+        << shared.second;
+    EXPECT_NE(shared.second.find("\"status\":\"not enforced\""), std::string::npos);
     auto nan = run([](Report& r) { r.lesson("speed-up", NAN, 1.6); });
     EXPECT_EQ(nan.first, EXIT_CODE_FAILED);  // a ratio that could not be measured is no lesson
     // A GPU that cannot show it, a run too small to: said, and no failure.
