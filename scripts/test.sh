@@ -37,18 +37,31 @@ status=0
 # ctest ends with a list of every skipped test, one line each (hundreds without a GPU); the
 # summary below replaces it with the reasons. Everything else ctest prints is kept.
 log=$(mktemp)
-set +e
-ctest --preset "$preset" -j "$jobs" "$@" 2>&1 | tee "$log" |
+drop_did_not_run() {
   awk '/^The following tests did not run:/ { dropping = 1; next }
        dropping && /^\t/ { next }
        { dropping = 0; print }'
+}
+set +e
+# Two passes. A lesson (common/report.h) is a timing, so it means something only when the program
+# has the GPU to itself: the first pass runs everything else side by side, where a program only
+# reports its lessons (CUDA_EXAMPLES_LESSONS=report); the second runs the lesson tests (label
+# lesson: the lesson runs, the planted bugs that break a lesson, and their controls) one at a time.
+CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" -LE "sanitize|lesson" "$@" 2>&1 |
+  tee "$log" | drop_did_not_run
 status=${PIPESTATUS[0]}
+lesson_junit=$(realpath -m "$(dirname "${junit:-build/junit.xml}")/junit-lesson.xml")
+rm -f "$lesson_junit"
+echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
+ctest --preset "$preset" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
+  tee -a "$log" | drop_did_not_run
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 set -e
 t4=$(now)
 if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
   # environment too, and then fails the run on any skip but "needs N GPUs".
-  python3 scripts/test_summary.py --preset "$preset" --ctest-log "$log" \
+  python3 scripts/test_summary.py --preset "$preset" --also "$lesson_junit" --ctest-log "$log" \
     --times "$(dirname "$junit")/times.json" --phase "setup=$t0:$t1" --phase "configure=$t1:$t2" \
     --phase "build=$t2:$t3" --phase "tests=$t3:$t4" || { rc=$?; if [ $rc = 1 ]; then status=1; fi; }
 else

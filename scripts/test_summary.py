@@ -172,9 +172,14 @@ def write_times(path, phases, log, counts, gated, ok, preset):
           f" ({os.path.relpath(path)})")
 
 
-def summarise(path, gated=False):
-    tree = ET.parse(path)
-    cases = tree.getroot().iter("testcase")
+def summarise(path, gated=False, also=()):
+    # A test in several files (a fixture both passes ran) counts once, as it ran last.
+    cases = {}
+    for one in [path, *also]:
+        for case in ET.parse(one).getroot().iter("testcase"):
+            cases.pop(case.get("name", "?"), None)
+            cases[case.get("name", "?")] = case
+    cases = cases.values()
     passed, failed, skipped = [], [], {}
     details, titles = {}, {}
     for case in cases:
@@ -246,6 +251,8 @@ def main():
     parser.add_argument("junit", nargs="?", help="a JUnit file written by ctest --output-junit")
     parser.add_argument("--preset", help="read the JUnit file this test preset writes")
     parser.add_argument("--where", action="store_true", help="only print the JUnit file's path")
+    parser.add_argument("--also", action="append", default=[], metavar="JUNIT",
+                        help="another JUnit file of the same run (a second ctest pass), if it exists")
     parser.add_argument("--ctest-log", help="ctest's output (for its Label Time Summary)")
     parser.add_argument("--times", help="write the steps' times and the counts to this JSON file")
     parser.add_argument("--phase", action="append", default=[], metavar="NAME=START:END",
@@ -264,7 +271,7 @@ def main():
     gated = any(v.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
                 for v in (os.environ, env))
     try:
-        counts, ok = summarise(path, gated)
+        counts, ok = summarise(path, gated, [p for p in opts.also if os.path.exists(p)])
     except ET.ParseError as e:
         print(f"test_summary: {path} is not a readable JUnit file: {e}", file=sys.stderr)
         return 2
