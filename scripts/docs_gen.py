@@ -1114,12 +1114,12 @@ def ci_times_summary():
         run = _step(cpu, ".ci/run")
         inner = run.get("ci_steps", {})
         c2 = next((v for k, v in inner.items() if k.startswith("command 2")), None)
-        cog.outl(f"- {cpu['machine']['cores']} cores, no GPU ({_about(cpu)}): command 2 took "
-                 f"**{duration(c2)}** ({_breakdown(run)}), most of it compiling the planted bugs, "
-                 f"which only a GPU can run; all of `.ci/run` took {duration(run['seconds'])}.")
+        cog.outl(f"- Without a GPU ({_about(cpu)}): command 2 took **{duration(c2)}** "
+                 f"({_breakdown(run)}); its build compiles the planted bugs, which only a GPU can run "
+                 f"(`CUDA_EXAMPLES_MUTANTS=off` leaves them out); all of `.ci/run` took {duration(run['seconds'])}. {cpu.get('note', '')}")
     if quick:
         step = _step(quick, "command 2, no planted bugs")
-        cog.outl(f"- The same without the planted bugs (`CUDA_EXAMPLES_MUTANTS=off scripts/test.sh`, "
+        cog.outl(f"- Command 2 without the planted bugs (`CUDA_EXAMPLES_MUTANTS=off scripts/test.sh`; "
                  f"{_about(quick)}): **{duration(step['seconds'])}** ({_breakdown(step)}).")
     if not records:
         cog.outl("- (no timed run recorded yet: scripts/ci_record.py)")
