@@ -474,6 +474,8 @@ TEST(Report, ARateAboveItsPeakIsAnImpossibleMeasurement) {
 }
 
 TEST(Report, TheLessonLineAndItsExitCode) {
+    // Lessons enforced, as in a run of its own (ctest may set CUDA_EXAMPLES_LESSONS=report).
+    unsetenv("CUDA_EXAMPLES_LESSONS");
     auto run = [](auto setup, bool pass = true) {
         Args args = make_args({"--json"});
         Report report(args, 2);
