@@ -1120,7 +1120,7 @@ def ci_times_summary():
     if quick:
         step = _step(quick, "command 2, no planted bugs")
         cog.outl(f"- Command 2 without the planted bugs (`CUDA_EXAMPLES_MUTANTS=off scripts/test.sh`; "
-                 f"{_about(quick)}): **{duration(step['seconds'])}** ({_breakdown(step)}).")
+                 f"{_about(quick)}): **{duration(step['seconds'])}** ({_breakdown(step)}). {quick.get('note', '')}")
     if not records:
         cog.outl("- (no timed run recorded yet: scripts/ci_record.py)")
 
