@@ -69,10 +69,14 @@ class ControlAndCatch(unittest.TestCase):
         self.json = f"{d}/control.json"
         self.saved_path = os.environ["PATH"]
         os.environ["PATH"] = f"{d}/bin:" + self.saved_path
+        # The rules hold whatever runs them: a GPU runner's ctest sets these for every test.
+        self.saved_env = {k: os.environ.pop(k) for k in ("CUDA_EXAMPLES_REQUIRE_GPU",
+                                                         "CUDA_EXAMPLES_LESSONS") if k in os.environ}
 
     def tearDown(self):
         os.environ["PATH"] = self.saved_path
         os.environ.pop("FAKE_CAP", None)
+        os.environ.update(self.saved_env)
         self.tmp.cleanup()
 
     def call(self, *words):
