@@ -945,13 +945,24 @@ def wgmma_runs(name="wgmma-steps.log"):
     """The runs of side/<name> (MM-GPU-WGMMA --step all --compare-cublas, each after a line
     '$ MM-GPU-WGMMA ARGS'): {(precision, width): {"cublas": {...}, 1: {...}, ...}}, each
     {"ms", "gflops", "pct"} as printed (pct: the step's share of cuBLAS in the same run)."""
+    def header(text):
+        if not text.startswith("$ MM-GPU-WGMMA"):
+            return None
+        args = text.split()
+        opt = lambda k, d: args[args.index(k) + 1] if k in args else d
+        return opt("--precision", "bf16"), int(opt("--width", "1024"))
+    return _wgmma_log(name, header)
+
+
+def _wgmma_log(name, header):
+    """side/<name> read as runs of MM-GPU-WGMMA: header(line) gives a run's key (None: not a
+    header), and each run gets its steps' and cuBLAS's {"ms", "gflops", "pct"}."""
     path = side_file(os.path.join("side", name))
     runs, current, last = {}, None, None
     for text in open(path).read().splitlines() if path else []:
-        if text.startswith("$ MM-GPU-WGMMA"):
-            args = text.split()
-            opt = lambda k, d: args[args.index(k) + 1] if k in args else d
-            current = runs.setdefault((opt("--precision", "bf16"), int(opt("--width", "1024"))), {})
+        key = header(text)
+        if key is not None:
+            current = runs.setdefault(key, {})
             continue
         m = re.match(r"\s+(cuBLAS \(yardstick\)|step (\d), kernel only)\s+median\s+([\d.]+) ms.*?"
                      r"([\d.]+) GFLOP/s", text)
@@ -1006,23 +1017,10 @@ def wgmma_variants(name="wgmma-variants.log"):
     """side/<name>: MM-GPU-WGMMA built with other -DWGMMA_* settings, each run like
     scripts/wgmma_steps.sh ('=== VARIANT PRECISION WIDTH', then its lines):
     {(variant, precision, width): {step: {"gflops", "pct"}, "cublas": {...}}}."""
-    path = side_file(os.path.join("side", name))
-    runs, current, last = {}, None, None
-    for text in open(path).read().splitlines() if path else []:
+    def header(text):
         m = re.match(r"=== (\S+) (\S+) (\d+)", text)
-        if m:
-            current = runs.setdefault((m.group(1), m.group(2), int(m.group(3))), {})
-            continue
-        m = re.match(r"\s+(cuBLAS \(yardstick\)|step (\d), kernel only)\s+median\s+([\d.]+) ms"
-                     r".*?([\d.]+) GFLOP/s", text)
-        if m and current is not None:
-            last = current.setdefault(int(m.group(2)) if m.group(2) else "cublas", {})
-            last.update(ms=float(m.group(3)), gflops=float(m.group(4)))
-            continue
-        m = re.match(r"\s+([\d.]+)% of cuBLAS", text)
-        if m and last is not None:
-            last["pct"] = float(m.group(1))
-    return runs
+        return (m.group(1), m.group(2), int(m.group(3))) if m else None
+    return _wgmma_log(name, header)
 
 
 def wgmma_variants_table(variants):
