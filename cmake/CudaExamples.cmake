@@ -60,7 +60,9 @@ function(add_example name source)
         "-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/standalone/${name}"
         "-DNVCC=${CMAKE_CUDA_COMPILER}"
         -P "${PROJECT_SOURCE_DIR}/cmake/standalone_compile.cmake")
-    set_tests_properties(${ch}.${name}.standalone PROPERTIES LABELS "cpu;standalone" TIMEOUT 900)
+    # COST: a compile of 5 to 20 s; ctest starts the costliest tests first on a fresh clone.
+    set_tests_properties(${ch}.${name}.standalone PROPERTIES LABELS "cpu;standalone" TIMEOUT 900
+      COST 15)
   endif()
 endfunction()
 
@@ -136,7 +138,7 @@ function(add_usage_test name test)
 endfunction()
 
 function(_cuda_examples_gtest name source label)
-  cmake_parse_arguments(ARG "NO_SANITIZE" "PROGRAM;SANITIZE_EXCLUDE" "LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_SANITIZE" "PROGRAM;SANITIZE_EXCLUDE;COST" "LIBS" ${ARGN})
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE cuda_examples_common GTest::gtest GTest::gtest_main ${ARG_LIBS})
   target_compile_definitions(${name} PRIVATE CUDA_EXAMPLES_NO_MAIN)
@@ -148,8 +150,14 @@ function(_cuda_examples_gtest name source label)
   else()
     string(REGEX REPLACE "^test_" "" program "${name}")
   endif()
+  # COST (optional): a binary with a test that takes a minute is started first on a fresh clone
+  # (ctest orders by COST until it has timings of its own).
+  set(_cost 1)
+  if(ARG_COST)
+    set(_cost ${ARG_COST})
+  endif()
   gtest_discover_tests(${name} TEST_PREFIX "${ch}.${program}." DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS "${label}" TIMEOUT 600)
+    PROPERTIES LABELS "${label}" TIMEOUT 600 COST ${_cost})
   if(label STREQUAL "gpu" AND CUDA_EXAMPLES_SANITIZER AND NOT ARG_NO_SANITIZE)
     # Under the sanitizers, skip the tests named *Large* (they are slow there), and those
     # that SANITIZE_EXCLUDE names (a gtest pattern; the caller says why).

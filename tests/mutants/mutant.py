@@ -453,6 +453,14 @@ def cmd_control(args, mutants):
 
 def cmd_caught(args, m):
     what = f"the planted bug {m['name']}"
+    if args.compile_only:
+        # The build folder was configured where no GPU was visible (CUDA_EXAMPLES_MUTANTS=auto):
+        # the patch was compiled, not linked. On a GPU runner that is a failure, not a skip.
+        required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
+        print(f"{'FAILED' if required else 'skipped'}: {what} was only compiled (no GPU visible "
+              f"at configure time); to run it, configure with a GPU visible or "
+              f"-DCUDA_EXAMPLES_MUTANTS=all")
+        return EXIT_FAILED if required else EXIT_NO_DEVICE
     refused = may_run(args, what)
     if refused is not None:
         return refused
@@ -536,6 +544,9 @@ def main():
     p.add_argument("--also", action="append", default=[],
                    help="(tree) one more file to copy, relative to the repository root")
     p.add_argument("--program", help="the program's binary (the planted bug's, or for control the real one)")
+    p.add_argument("--compile-only", action="store_true",
+                   help="(caught) the build compiled the planted bug to PTX only (configured without "
+                        "a GPU): there is nothing to run")
     p.add_argument("--gtest", action="append", default=[], metavar="NAME=PATH",
                    help="a GoogleTest binary, by the name `gtest:` uses")
     p.add_argument("--archs", default="", help="the binaries' CUDA_ARCHITECTURES, comma-separated")

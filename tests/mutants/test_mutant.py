@@ -117,6 +117,20 @@ class ControlAndCatch(unittest.TestCase):
         self.assertEqual(self.control(self.refuses)[0], 0)
         self.assertEqual(self.caught(self.bad)[0], 0)
 
+    def test_a_compile_only_build_skips_and_a_gpu_runner_fails(self):
+        # Configured where no GPU was visible, the build compiled the patch and linked nothing.
+        self.control(self.good)
+        rc, out = self.call("caught", self.mutant, "--control", self.json, "--compile-only")
+        self.assertEqual(rc, 77, out)
+        self.assertIn("only compiled", out)
+        os.environ["CUDA_EXAMPLES_REQUIRE_GPU"] = "1"
+        try:
+            rc, out = self.call("caught", self.mutant, "--control", self.json, "--compile-only")
+        finally:
+            os.environ.pop("CUDA_EXAMPLES_REQUIRE_GPU")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAILED", out)
+
     def test_no_control_results_no_catch(self):
         rc, out = self.caught(self.bad)
         self.assertEqual(rc, 1)
