@@ -7,15 +7,22 @@
 #
 #   scripts/x11-bundle.sh [FOLDER]        default: build/x11-bundle (FOLDER/root, FOLDER/env.sh)
 #
-# Then, on the GPU machine (the folder anywhere):
-#   . FOLDER/env.sh                       PATH, LD_LIBRARY_PATH, the GL driver and XKB folders
-#   cmake --preset gpu -DCMAKE_PREFIX_PATH="$CUDA_EXAMPLES_X11_BUNDLE/root/usr"   ray with a window
-#   ctest --preset gpu -L window          the window tests find the folder themselves (build/x11-bundle
-#                                         or $CUDA_EXAMPLES_X11_BUNDLE)
+# Then, on the GPU machine, with the folder at build/x11-bundle (or -DCUDA_EXAMPLES_X11_BUNDLE=DIR):
+#   bash build/x11-bundle/env.sh --link-xkbcomp   once, as root (see below)
+#   scripts/test.sh --preset gpu          configure finds the folder (ray gets its window), and
+#                                         the window tests use it themselves
+#
+# Never source env.sh in the shell that configures, builds or runs the tests. It puts the
+# bundle's libraries first on LD_LIBRARY_PATH for every program started from that shell, and
+# some of them (libxml2, libzstd, libLLVM...) are not the ones this machine's cmake, compilers
+# and linker were built with: cmake stops with "version `LIBXML2_2.5.0' not found", and on an
+# H200 the build hung. The window tests source it in their own process only, around Xvfb, xwd
+# and the program they show; the programs find the bundle's GLUT and GL through their RPATH.
 #
 # Xvfb runs its keymap compiler from a path compiled into it, /usr/bin/xkbcomp. Where that is
-# missing, env.sh says so; as root, `FOLDER/env.sh --link-xkbcomp` links the bundle's there
-# (the only file outside the folder it ever touches, and only when asked).
+# missing, env.sh says so; as root, `bash FOLDER/env.sh --link-xkbcomp` links the bundle's there
+# (the only file outside the folder it ever touches, and only when asked) and changes nothing
+# else, not even in a shell that sources it.
 #
 # What is left out to keep it small: documentation, man pages, locales, static libraries, every
 # Mesa driver but the software one (swrast_dri.so), and the packages every Linux has (libc,
@@ -96,8 +103,15 @@ rm -f "$lib"/libicu* "$lib"/*.a
 rm -rf "$root/usr/share/icu" "$root/usr/share/xml"
 
 cat >"$out/env.sh" <<'EOF'
-# Source me: the X server, GL and GLUT of this folder (scripts/x11-bundle.sh made it).
+# The X server, GL and GLUT of this folder (scripts/x11-bundle.sh made it), for the one process
+# that runs Xvfb or a program's window: source it there, never in a shell that builds (its
+# libraries would replace the system's for cmake and the compilers).
+#   bash env.sh --link-xkbcomp   as root: links /usr/bin/xkbcomp to this folder's, and nothing else
 _b=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)
+if [ "${1:-}" = --link-xkbcomp ]; then
+  [ -e /usr/bin/xkbcomp ] || ln -s "$_b/root/usr/bin/xkbcomp" /usr/bin/xkbcomp
+  return 0 2>/dev/null || exit 0
+fi
 export CUDA_EXAMPLES_X11_BUNDLE="$_b"
 export PATH="$_b/root/usr/bin:$PATH"
 export LD_LIBRARY_PATH="$_b/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -107,11 +121,9 @@ export __GLX_VENDOR_LIBRARY_NAME=mesa
 export __EGL_VENDOR_LIBRARY_DIRS="$_b/root/usr/share/glvnd/egl_vendor.d"
 export XKB_CONFIG_ROOT="$_b/root/usr/share/X11/xkb"
 # Xvfb's own keymaps come from a folder compiled into it: start it with -xkbdir "$_b/root/usr/share/X11/xkb"
-if [ "${1:-}" = --link-xkbcomp ]; then
-  [ -e /usr/bin/xkbcomp ] || ln -s "$_b/root/usr/bin/xkbcomp" /usr/bin/xkbcomp
-elif [ ! -e /usr/bin/xkbcomp ]; then
+if [ ! -e /usr/bin/xkbcomp ]; then
   echo "x11-bundle: Xvfb runs /usr/bin/xkbcomp (a path compiled into it), which is missing:" \
-       "as root, '. $_b/env.sh --link-xkbcomp' links this folder's there" >&2
+       "as root, 'bash $_b/env.sh --link-xkbcomp' links this folder's there" >&2
 fi
 EOF
 
@@ -124,7 +136,7 @@ if [ -n "$missing" ]; then
   say "libraries missing from the bundle:" >&2; echo "$missing" >&2; exit 1
 fi
 rm -rf "$debs"
-say "$(du -sh "$out" | cut -f1) in $out ($(find "$root" -type f | wc -l) files); to use it: . $out/env.sh"
+say "$(du -sh "$out" | cut -f1) in $out ($(find "$root" -type f | wc -l) files); then, as root: bash $out/env.sh --link-xkbcomp"
 # The form that travels: one archive (xz), beside the folder.
 tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -6 -T0 >"$out.tar.xz"
 say "$(du -sh "$out.tar.xz" | cut -f1) in $out.tar.xz, to copy to a GPU machine: tar -xJf it under build/"

@@ -163,7 +163,7 @@ def main():
             skip(f"{tool} not found on {where} (package {package}, or scripts/x11-bundle.sh)")
     if not os.path.exists("/usr/bin/xkbcomp"):
         skip("Xvfb needs /usr/bin/xkbcomp (its path is compiled in; package x11-xkb-utils, or as "
-             "root: . build/x11-bundle/env.sh --link-xkbcomp)")
+             "root: bash build/x11-bundle/env.sh --link-xkbcomp)")
     help_text = subprocess.run([opts.program, "--help"], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True).stdout
     if "--window" not in help_text:
