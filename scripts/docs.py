@@ -8,6 +8,8 @@
     python3 scripts/docs.py numbers [--results DIR]                the prose check alone
     python3 scripts/docs.py import RUN [--results DIR]             take a tour's results folder
                                                                    as the committed run
+    python3 scripts/docs.py repeat RUN [--results DIR]             keep another tour of the same
+                                                                   commit as repeats/NAME/
 
 A marked block (cog's markers inside HTML comments, so Markdown shows nothing of them):
 
@@ -254,18 +256,28 @@ def import_run(run, results):
         return 1
     # side/ holds measurements made by hand beside a tour (a tile sweep, Nsight Compute
     # sections, the labs' self-test): they are kept unless the new run brings its own.
+    # So are the side tables of scripts/refresh_docs.sh (e.g. ch05_compare.md). The repeats/
+    # of the old run are not: they repeat a run that is no longer the committed one.
     side = os.path.join(results, "side")
-    kept = None
+    kept = os.path.join(os.path.dirname(os.path.abspath(results)), ".side-kept")
+    shutil.rmtree(kept, ignore_errors=True)
+    os.makedirs(kept)
     if os.path.isdir(side) and not os.path.isdir(os.path.join(run, "side")):
-        kept = os.path.join(os.path.dirname(os.path.abspath(results)), ".side-kept")
-        shutil.rmtree(kept, ignore_errors=True)
-        shutil.move(side, kept)
+        shutil.move(side, os.path.join(kept, "side"))
+    for table in glob.glob(os.path.join(results, "*.md")):
+        name = os.path.basename(table)
+        if name != "summary.md" and not os.path.exists(os.path.join(run, name)):
+            shutil.move(table, os.path.join(kept, name))
+    if os.path.isdir(os.path.join(results, "repeats")):
+        print(f"docs: {os.path.relpath(results, ROOT)}/repeats/ dropped (it repeats the old run): "
+              "add this run's repeats with `docs.py repeat RUN`")
     if os.path.exists(results):
         shutil.rmtree(results)
     os.makedirs(os.path.join(results, "logs"))
-    if kept:
-        shutil.move(kept, side)
-    elif os.path.isdir(os.path.join(run, "side")):
+    for name in os.listdir(kept):
+        shutil.move(os.path.join(kept, name), os.path.join(results, name))
+    os.rmdir(kept)
+    if not os.path.isdir(side) and os.path.isdir(os.path.join(run, "side")):
         shutil.copytree(os.path.join(run, "side"), side)
     shutil.copy(os.path.join(run, "results.json"), results)
     for name in ("results.csv", "summary.md"):
@@ -286,11 +298,42 @@ def import_run(run, results):
     return plot.returncode
 
 
+def add_repeat(run, results):
+    """Keeps another tour of the same commit beside the results run, as repeats/<NAME>/ (its
+    results.json and summary.md): the generator gives host-timed figures (end-to-end times,
+    CPU times, pageable copies, the tour's length) as the median and range over all the runs."""
+    path = os.path.join(run, "results.json")
+    if not os.path.exists(path):
+        print(f"docs: no results.json in {run}", file=sys.stderr)
+        return 2
+    with open(path) as f:
+        data = json.load(f)
+    with open(os.path.join(results, "results.json")) as f:
+        committed = json.load(f)
+    if not data.get("record", {}).get("passed", False):
+        print("docs: that run did not pass (record.passed is false): not kept", file=sys.stderr)
+        return 1
+    mine, theirs = (committed.get("record", {}).get("git_commit"),
+                    data.get("record", {}).get("git_commit"))
+    if mine != theirs:
+        print(f"docs: {run} is of commit {str(theirs)[:10]}, the results run of "
+              f"{str(mine)[:10]}: a repeat must run the same programs", file=sys.stderr)
+        return 1
+    name = os.path.basename(os.path.normpath(run))
+    target = os.path.join(results, "repeats", name)
+    os.makedirs(target, exist_ok=True)
+    for file in ("results.json", "summary.md"):
+        if os.path.exists(os.path.join(run, file)):
+            shutil.copy(os.path.join(run, file), target)
+    print(f"docs: {run} kept as {os.path.relpath(target, ROOT)}/")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["update", "check", "numbers", "import"])
-    parser.add_argument("run", nargs="?", help="import: the tour's results folder")
+    parser.add_argument("command", choices=["update", "check", "numbers", "import", "repeat"])
+    parser.add_argument("run", nargs="?", help="import, repeat: the tour's results folder")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
                         help="the build folder with the programs, for --help (default build/)")
     parser.add_argument("--results", default=DEFAULT_RESULTS,
@@ -300,6 +343,10 @@ def main():
         if not opts.run:
             parser.error("import needs the tour's results folder")
         return import_run(opts.run, opts.results)
+    if opts.command == "repeat":
+        if not opts.run:
+            parser.error("repeat needs the tour's results folder")
+        return add_repeat(opts.run, opts.results)
     if opts.command == "update":
         return run_cog(["-r"], opts)
     if opts.command == "numbers":

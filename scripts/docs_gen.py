@@ -40,6 +40,104 @@ def results():
 
 
 @functools.lru_cache(maxsize=None)
+def repeats():
+    """The tours of the same commit kept beside the results run (repeats/NAME/results.json,
+    `docs.py repeat`), in name order."""
+    folder = os.path.join(results_dir(), "repeats")
+    out = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        path = os.path.join(folder, name, "results.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                out.append(json.load(f))
+    return out
+
+
+def all_runs():
+    """The results run and its repeats: every tour of the committed programs."""
+    return [results()] + repeats()
+
+
+# ---- figures timed on the host: the median and range over the runs --------------------------
+# A time taken with the host's clock (end to end, the CPU baseline, a copy from pageable memory,
+# the tour's length) moves by tens of percent from one run to the next on the same GPU: it
+# depends on the host's CPU, its memory and what else runs there. Such a figure is never given
+# from one run: it is the median over the runs, with their range.
+HOST_FIELDS = ("end_to_end_ms", "cpu_ms", "speedup_vs_cpu")
+SPREAD = 0.05        # a kernel-only figure that moves more than this across the runs gets its range
+
+
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return None if not n else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def spread(values):
+    """(median, min, max, n) of the values that are there, or None when none is."""
+    v = [x for x in values if x is not None]
+    return (_median(v), min(v), max(v), len(v)) if v else None
+
+
+def spread_text(values, spec=".4g", unit=""):
+    """'1840 [1819–1862]': the median and [range] over the runs; one run: its value alone."""
+    s = spread(values)
+    if s is None:
+        return ""
+    med, lo, hi, n = s
+    if n == 1 or format(lo, spec) == format(hi, spec):
+        return format(med, spec) + unit
+    return f"{format(med, spec)}{unit} [{format(lo, spec)}–{format(hi, spec)}]"
+
+
+def runs_words():
+    """'2 runs' / '3 runs': how many tours the host-timed figures are taken over, and, with
+    fewer than 3, that they vary with the host."""
+    n = len(all_runs())
+    return f"{n} run{'s' if n > 1 else ''} of the tour" + ("" if n >= 3 else
+                                                           ", and they vary with the host")
+
+
+def _row_key(r):
+    return (r["program"], r.get("variant"), r["teaches"])
+
+
+def row_values(row, name, data_runs=None):
+    """The field name of the summary row matching row (program, variant, teaches, and its
+    place among rows with that key) in each run."""
+    out = []
+    for data in data_runs or all_runs():
+        summary = data.get("summary", [])
+        same = [r for r in results().get("summary", []) if _row_key(r) == _row_key(row)]
+        index = next((i for i, r in enumerate(same)
+                      if all(row.get(k) == v for k, v in r.items() if k != "_taken")), 0)
+        theirs = [r for r in summary if _row_key(r) == _row_key(row)]
+        out.append(theirs[index].get(name) if index < len(theirs) else None)
+    return out
+
+
+def host_cell(row, name, spec=".4g"):
+    return spread_text(row_values(row, name), spec)
+
+
+def rate_cell(row):
+    """The rate, with its range when it moves more than SPREAD across the runs (a pageable
+    copy runs at the host's pace)."""
+    values = [v for v in row_values(row, "rate") if v]
+    own = row.get("rate")
+    if own is None:
+        return ""
+    if len(values) > 1 and max(values) / min(values) - 1 > SPREAD:
+        return spread_text(values, ".3g") + " " + row.get("unit", "") + " (host-bound)"
+    return (fmt(own, ".5g") + " " + row.get("unit", "")).strip()
+
+
+def tour_seconds():
+    """The tour's length over the runs: '57.1 s' or '56.9 s [56.7–57.1]'."""
+    return spread_text([d.get("run_seconds") for d in all_runs()], ".1f", " s")
+
+
+@functools.lru_cache(maxsize=None)
 def manifest():
     with open(os.path.join(ROOT, "programs.json")) as f:
         return json.load(f)
@@ -79,13 +177,18 @@ def help(program):
 
 
 # ---- a program's output, from the results run's logs ---------------------------------------
-def find_run(program, args=None):
-    """The results run's entry for program (with exactly these args when given), or None."""
-    for entry in results()["runs"]:
+def find_run(program, args=None, data=None):
+    """The entry for program in the results run (or in data, another run's results.json), with
+    exactly these args when given, or None. The args match as recorded, as a student types
+    them (`--output ray.png` for the tour's `--output RESULTS/ray.png`), or with the --output
+    option left out."""
+    for entry in (data or results())["runs"]:
         if entry["program"] != program:
             continue
-        shown = [a for a in entry["args"] if not a.startswith("--output")]
-        if args is None or list(args) == shown or list(args) == entry["args"]:
+        recorded = entry["args"]
+        no_output = [a for i, a in enumerate(recorded) if a != "--output" and
+                     (i == 0 or recorded[i - 1] != "--output")]
+        if args is None or list(args) in (recorded, shown_args(entry), no_output):
             return entry
     return None
 
@@ -117,15 +220,15 @@ COLUMNS = [
     ("arguments", lambda r: "`" + " ".join(r["args"]) + "`" if r.get("args") else "defaults"),
     ("teaches", lambda r: r["teaches"]),
     ("kernel ms", lambda r: fmt(r.get("kernel_ms"), ".4g")),
-    ("end-to-end ms", lambda r: fmt(r.get("end_to_end_ms"), ".4g")),
-    ("rate", lambda r: (fmt(r.get("rate"), ".5g") + " " + r.get("unit", "")).strip()),
+    ("end-to-end ms*", lambda r: host_cell(r, "end_to_end_ms")),
+    ("rate", rate_cell),
     ("% peak", lambda r: fmt(r.get("pct_theoretical_peak"), ".1f") +
      (f" ({r['peak']})" if r.get("peak") not in (None, "dram", "fp32") and
       r.get("pct_theoretical_peak") is not None else "")),
     ("% ceiling", lambda r: fmt(r.get("pct_measured_ceiling"), ".1f") +
      (f" ({r['ceiling']})" if r.get("pct_measured_ceiling") is not None else "")),
     ("check", lambda r: r.get("check", "")),
-    ("x CPU", lambda r: fmt(r.get("speedup_vs_cpu"), ".4g")),
+    ("x CPU*", lambda r: host_cell(r, "speedup_vs_cpu", ".3g")),
 ]
 
 
@@ -168,9 +271,14 @@ def rows_of_chapter(chapter):
 
 
 def table(chapter=None):
-    """The results run's table of one chapter (or all), one row per measurement."""
+    """The results run's table of one chapter (or all), one row per measurement; the columns
+    timed on the host (marked *) give the median and range over the runs."""
     columns = COLUMNS if chapter is not None else [("ch", lambda r: str(r["chapter"]))] + COLUMNS
     markdown_table(rows_of_chapter(chapter), columns)
+    cog.outl("")
+    cog.outl(f"\\* Timed with the host's clock: the median [and range] over {runs_words()}. "
+             "Kernel-only times and rates are from the results run; they repeat within a few "
+             "percent, and a rate marked host-bound gives its range.")
 
 
 def about_run(run=None):
@@ -190,9 +298,11 @@ def about_run(run=None):
     cog.outl(f"{what}: {record.get('gpu') or 'no GPU'}" + (f" ({extra})" if extra else "") +
              f", driver {record.get('driver')}, CUDA {record.get('cuda_toolkit')}, "
              f"{(record.get('date') or '')[:10]}, commit {(record.get('git_commit') or '?')[:10]}"
-             f"{' (with local changes)' if record.get('git_dirty') else ''}; "
-             f"{len(data['runs'])} runs of the tour in {data.get('run_seconds', 0):.1f} s"
-             + (f", {gpus_seen(run)} GPUs visible." if run else "."))
+             f"{' (with local changes)' if record.get('git_dirty') else ''}"
+             + (f"; {len(data['runs'])} program runs in {data.get('run_seconds', 0):.1f} s, "
+                f"{gpus_seen(run)} GPUs visible." if run else
+                f"; {len(data['runs'])} program runs. The tour took {tour_seconds()} over "
+                f"{runs_words()}."))
 
 
 def gpus_seen(run):
@@ -228,15 +338,21 @@ def documents_table(chapter=None):
             figures = {g["label"]: g["program"] for g in json.load(f)["figures"]}
         mine = {p["name"] for p in manifest()["programs"] if p["chapter"] == chapter}
         rows = [r for r in rows if figures.get(r["what"]) in mine]
+    def over_runs(r, name, spec):
+        values = [next((d.get(name) for d in data.get("documents") or []
+                        if d["what"] == r["what"]), None) for data in all_runs()]
+        return spread_text(values, spec)
     markdown_table(rows, [
         ("the documents (Tesla C2075)", lambda r: r["what"]),
         ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
-        ("ours ms (end to end)", lambda r: fmt(r["ours_ms"], ".4g") or NOT_RUN),
+        ("ours ms (end to end)*", lambda r: over_runs(r, "ours_ms", ".4g") or NOT_RUN),
         ("ours measures", lambda r: r["measure"]),
         ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g")),
         ("their x CPU", lambda r: fmt(r["their_speedup"], "g")),
-        ("our x CPU (end to end)", lambda r: fmt(r["our_speedup"], ".4g")),
+        ("our x CPU (end to end)*", lambda r: over_runs(r, "our_speedup", ".3g")),
     ])
+    cog.outl("")
+    cog.outl(f"\\* Timed with the host's clock: the median [and range] over {runs_words()}.")
 
 
 def record(program, variant=None, args=None, **size):
@@ -287,10 +403,33 @@ def number_words(text):
 
 
 # ---- one measured value, for a sentence of prose written by a block -------------------------
-def value(program, field="time_ms.median", *args, variant=None):
+def values(program, field, *args, variant=None):
+    """value() in each of the runs (the results run and its repeats), for a figure timed on the
+    host: give it as spread_text(values(...))."""
+    return [value(program, field, *args, variant=variant, data=d) for d in all_runs()]
+
+
+def over_runs(program, field, *args, variant=None, spec=".4g", unit=""):
+    """'1840 ms [1819–1862]': a host-timed field's median and range over the runs, or None."""
+    return spread_text(values(program, field, *args, variant=variant), spec, unit) or None
+
+
+def summary_values(program, variant, name):
+    """A field of the summary row (program, variant) in each run: e.g. the pageable copies'
+    rate, summary_values("pinned_vs_pageable", "pageable-h2d", "rate")."""
+    return [next((r.get(name) for r in d.get("summary", []) if r["program"] == program
+                  and r.get("variant") == variant), None) for d in all_runs()]
+
+
+def median_of(program, field, *args, variant=None):
+    s = spread(values(program, field, *args, variant=variant))
+    return None if s is None else s[0]
+
+
+def value(program, field="time_ms.median", *args, variant=None, data=None):
     """A field of the first matching record (program, its run's args, its variant), or None:
     e.g. value("VA-GPU-NN", "gbps", "--blocks", "auto")."""
-    entry = find_run(program, list(args) if args else None)
+    entry = find_run(program, list(args) if args else None, data)
     if entry is None:
         return None
     for r in entry["records"]:
