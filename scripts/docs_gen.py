@@ -896,7 +896,7 @@ def tc_tune():
     path = side_file(os.path.join("side", "tc-tune.log"))
     rows = []
     for line in open(path).read().splitlines() if path else []:
-        m = re.match(r"(\S+) (.*?)\s+kernel (\d+)\s+GFLOP/s\s+cuBLAS\s*(\d*)(?: GFLOP/s)?\s*=\s*"
+        m = re.match(r"(\S+) (.*?)\s+kernel (\d+)\s+GFLOP/s\s+cuBLAS\s*(\d*)(?:\s+GFLOP/s)?\s*=\s*"
                      r"([\d.]*)%?\s+err\s*(\S*)\s+rc=(\d+)", line)
         if not m:
             continue
