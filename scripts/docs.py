@@ -53,7 +53,8 @@ ALLOWLIST = os.path.join(ROOT, "docs", "numbers_allowlist.json")
 PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
 # The files with generated blocks and measured numbers (docs/ci.md: the CI times, from docs/runs/ci/).
 FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_dot_product.md",
-         "docs/ch04_matmul.md", "docs/ch04_hopper.md", "docs/ch05_raytrace.md",
+         "docs/ch04_matmul.md", "docs/ch04_tensor_cores.md", "docs/ch04_profiling.md",
+         "docs/ch04_hopper.md", "docs/ch05_raytrace.md",
          "docs/ch06_streams.md", "docs/ch07_multi_gpu.md", "docs/results-h200.md",
          "docs/instructors.md", "docs/ci.md"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]

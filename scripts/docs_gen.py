@@ -1078,7 +1078,7 @@ def chapters_table():
                  f"[{c['handout']}]({c['handout']}) |")
 
 
-# ---- MM-GPU-WGMMA's steps (docs/ch04_hopper.md), from side/wgmma-steps.log ------------------
+# ---- MM-GPU-WGMMA's steps (docs/ch04_tensor_cores.md, part 2), from side/wgmma-steps.log ------------------
 @functools.lru_cache(maxsize=None)
 def wgmma_runs(name="wgmma-steps.log"):
     """The runs of side/<name> (MM-GPU-WGMMA --step all --compare-cublas, each after a line
