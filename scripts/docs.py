@@ -20,7 +20,7 @@ A marked block (cog's markers inside HTML comments, so Markdown shows nothing of
 The blocks are written by cogapp (pinned in requirements.txt, installed into .venv/ by
 scripts/setup.sh) from the committed results run, docs/runs/h200/ (the tour's results.json,
 its logs and its plots), and from the programs' own --help, run from the build folder (default
-build/; CI: build-ci/). scripts/docs_gen.py holds what a block may call (`g.help`, `g.output`,
+build/; CI: build-ci/). scripts/docs_gen.py gathers what a block may call (`g.help`, `g.output`,
 `g.table`, ...).
 
 The results run may hold side/ (measurements made by hand beside the tour: kept across an
