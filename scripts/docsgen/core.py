@@ -68,15 +68,23 @@ def spread(values):
     return (_median(v), min(v), max(v), len(v)) if v else None
 
 
+def number(value, spec):
+    """format(value, spec), but a 'g' spec never turns a whole number into 1e+03."""
+    m = re.fullmatch(r"\.(\d+)g", spec)
+    if m and abs(value) >= 10 ** int(m.group(1)):
+        return f"{value:.0f}"
+    return format(value, spec)
+
+
 def spread_text(values, spec=".4g", unit=""):
     """'1840 [1819–1862]': the median and [range] over the runs; one run: its value alone."""
     s = spread(values)
     if s is None:
         return ""
     med, lo, hi, n = s
-    if n == 1 or format(lo, spec) == format(hi, spec):
-        return format(med, spec) + unit
-    return f"{format(med, spec)}{unit} [{format(lo, spec)}–{format(hi, spec)}]"
+    if n == 1 or number(lo, spec) == number(hi, spec):
+        return number(med, spec) + unit
+    return f"{number(med, spec)}{unit} [{number(lo, spec)}–{number(hi, spec)}]"
 
 
 def runs_words():
@@ -109,13 +117,30 @@ def host_cell(row, name, spec=".4g"):
     return spread_text(row_values(row, name), spec)
 
 
+def on_cpu(row):
+    """Whether the row's program runs on the CPU alone (programs.json: "gpu": false): its
+    'kernel' time is the host's."""
+    return any(p["name"] == row["program"] and not p.get("gpu", True)
+               for p in manifest()["programs"])
+
+
+def kernel_cell(row):
+    """The kernel-only median from the results run; a CPU program's time is the host's: its
+    median [range] over the runs."""
+    if on_cpu(row):
+        return host_cell(row, "kernel_ms") + "*"
+    return fmt(row.get("kernel_ms"), ".4g")
+
+
 def rate_cell(row):
     """The rate, with its range when it moves more than SPREAD across the runs (a pageable
-    copy runs at the host's pace)."""
+    copy runs at the host's pace) or comes from the host's clock (a CPU program)."""
     values = [v for v in row_values(row, "rate") if v]
     own = row.get("rate")
     if own is None:
         return ""
+    if on_cpu(row):
+        return spread_text(values, ".3g") + " " + row.get("unit", "") + "*"
     if len(values) > 1 and max(values) / min(values) - 1 > SPREAD:
         return spread_text(values, ".3g") + " " + row.get("unit", "") + " (host-bound)"
     return (fmt(own, ".5g") + " " + row.get("unit", "")).strip()
@@ -212,7 +237,7 @@ COLUMNS = [
     ("program", lambda r: r["program"] + (f" [{r['variant']}]" if r.get("variant") else "")),
     ("arguments", lambda r: "`" + " ".join(r["args"]) + "`" if r.get("args") else "defaults"),
     ("teaches", lambda r: r["teaches"]),
-    ("kernel ms", lambda r: fmt(r.get("kernel_ms"), ".4g")),
+    ("kernel ms", kernel_cell),
     ("end-to-end ms*", lambda r: host_cell(r, "end_to_end_ms")),
     ("rate", rate_cell),
     ("% peak", lambda r: fmt(r.get("pct_theoretical_peak"), ".1f") +
@@ -269,8 +294,9 @@ def table(chapter=None):
     columns = COLUMNS if chapter is not None else [("ch", lambda r: str(r["chapter"]))] + COLUMNS
     markdown_table(rows_of_chapter(chapter), columns)
     cog.outl("")
-    cog.outl(f"\\* Timed with the host's clock: the median [and range] over {runs_words()}. "
-             "Kernel-only times and rates are from the results run; they repeat within a few "
+    cog.outl(f"\\* Timed with the host's clock (the columns and cells marked so, and a CPU "
+             f"program's time and rate): the median [and range] over {runs_words()}. The GPU's "
+             "kernel-only times and rates are from the results run; they repeat within a few "
              "percent, and a rate marked host-bound gives its range.")
 
 
