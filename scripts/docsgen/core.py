@@ -374,39 +374,6 @@ def documents_table(chapter=None):
     cog.outl(f"\\* Timed with the host's clock: the median [and range] over {runs_words()}.")
 
 
-def record(program, variant=None, args=None, **size):
-    """The first record of program (variant, run args, size) in the results run, or None."""
-    for entry in results()["runs"]:
-        if entry["program"] != program:
-            continue
-        if args is not None and shown_args(entry) != list(args):
-            continue
-        for r in entry["records"]:
-            if variant and r.get("variant") != variant:
-                continue
-            if all((r.get("size") or {}).get(k) == v for k, v in size.items()):
-                return r
-    return None
-
-
-def measured(program, what, variant=None, args=None, spec=".4g", unit="", **size):
-    """One measured value as text (e.g. the median of a record): 'what' is a record field,
-    with dots for nested ones (time_ms.median)."""
-    r = record(program, variant, args, **size)
-    value = r
-    for key in what.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return NOT_RUN if value is None else format(value, spec) + unit
-
-
-def ratio_line(text, a, b, spec=".2g"):
-    """Writes text with {ratio} replaced by a / b, or says the run lacks one of them."""
-    if a is None or b is None or b == 0:
-        cog.outl(text.replace("{ratio}", f"({NOT_RUN})"))
-    else:
-        cog.outl(text.replace("{ratio}", format(a / b, spec)))
-
-
 def image(name, alt):
     """A plot of the results run, drawn by scripts/plot_results.py into the results folder."""
     rel = os.path.relpath(os.path.join(results_dir(), name), os.path.join(ROOT, "docs"))
@@ -414,11 +381,6 @@ def image(name, alt):
         cog.outl(f"![{alt}]({rel})")
     else:
         cog.outl(f"({name}: {NOT_RUN})")
-
-
-def number_words(text):
-    """Numbers in a line, for the prose check's own tests."""
-    return re.findall(r"\d+(?:\.\d+)?", text)
 
 
 # ---- one measured value, for a sentence of prose written by a block -------------------------

@@ -1,4 +1,4 @@
-"""README.md's blocks: an excerpt of the tour, the counts and the table of chapters."""
+"""README.md's blocks: an excerpt of the tour and the table of chapters."""
 import cog  # provided by cogapp while it runs a generator
 
 from .core import *  # noqa: F401,F403
@@ -29,12 +29,6 @@ def tour_excerpt(every=6):
                      f"{(fmt(r.get('rate'), '.5g') + ' ' + r.get('unit', '')).strip():>16}  "
                      f"{r.get('check', '')}")
     code(lines)
-
-
-def counts():
-    """How many programs programs.json lists, and how many runs the tour makes of them."""
-    m = manifest()["programs"]
-    cog.outl(f"{len(m)} programs, {sum(len(p['runs']) for p in m)} runs")
 
 
 def chapters_table():
