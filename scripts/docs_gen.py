@@ -14,8 +14,8 @@ tables are made from programs.json and results.json, and a program that the resu
 not hold is shown as "not in this results run".
 
 The functions live in scripts/docsgen/: core.py (shared by every handout) and one module per
-handout that has blocks of its own (ch04, ch05, ch07, instructors, readme); chapters 2, 3 and 6
-use the core alone. This module gathers them under one name, `g`, and holds the CI times
+handout that has functions of its own (ch04, ch05, ch06, ch07, instructors, readme); the
+blocks of chapters 2 and 3 use the core alone. This module gathers them under one name, `g`, and holds the CI times
 (README.md, docs/ci.md) itself.
 """
 import json
@@ -28,6 +28,7 @@ from docsgen.core import _median, _row_key, _tour, _tour_folder  # noqa: F401
 from docsgen.ch04 import *  # noqa: F401,F403
 from docsgen.ch04 import _wgmma_log  # noqa: F401
 from docsgen.ch05 import *  # noqa: F401,F403
+from docsgen.ch06 import *  # noqa: F401,F403
 from docsgen.ch07 import *  # noqa: F401,F403
 from docsgen.instructors import *  # noqa: F401,F403
 from docsgen.readme import *  # noqa: F401,F403
