@@ -4,7 +4,8 @@
     python3 tests/docs/test_docs_check.py BUILD_DIR
 
 1. as committed, `scripts/docs.py check` passes;
-2. a results file changed without the docs (one kernel time of results.json) fails it;
+2. a results file changed without the docs (one kernel time of results.json, or one end-to-end
+   time of a repeat kept beside it in repeats/) fails it;
 3. a program whose --help text changed without the docs fails it;
 4. a number typed by hand into a handout's prose fails the prose check every time: made up
    (41.27×, and 800 seeded random two-decimal numbers), equal to a measured one, or a ratio of
@@ -59,6 +60,22 @@ def main():
             json.dump(data, f)
         code, out = docs("check", "--build", build, "--results", results)
         expect(code, out, 1, "a changed results.json fails the check")
+
+        # 2b. a repeat's host-timed figure changed, docs not: the medians and ranges read them.
+        repeats = os.path.join(RESULTS, "repeats")
+        kept = sorted(os.listdir(repeats)) if os.path.isdir(repeats) else []
+        if kept:
+            shutil.rmtree(results)
+            shutil.copytree(RESULTS, results)
+            path = os.path.join(results, "repeats", kept[0], "results.json")
+            with open(path) as f:
+                data = json.load(f)
+            row = next(r for r in data["summary"] if r.get("end_to_end_ms"))
+            row["end_to_end_ms"] *= 3
+            with open(path, "w") as f:
+                json.dump(data, f)
+            code, out = docs("check", "--build", build, "--results", results)
+            expect(code, out, 1, "a changed repeat's end-to-end time fails the check")
 
         # 3. a --help text changed: a build folder of wrappers, one of which adds a line.
         fake = os.path.join(tmp, "build")
