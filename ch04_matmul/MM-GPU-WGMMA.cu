@@ -1,7 +1,7 @@
 // MM-GPU-WGMMA.cu -- Hopper's own Tensor Core path: a warpgroup multiplies tiles that the
 // tensor memory accelerator (TMA) copied into shared memory (chapter 4, after MM-GPU-TC).
 // Source: none; the step after MM-GPU-TC, on the road of the public Hopper worklogs
-// (docs/ch04_hopper.md names them).
+// (docs/ch04_tensor_cores.md names them).
 //
 // MM-GPU-TC stops where wmma stops: on an H100 or H200, wmma::mma_sync alone peaks at
 // about 60% of what cuBLAS reaches. cuBLAS uses instructions that only Hopper (compute

@@ -8,6 +8,8 @@
     python3 scripts/docs.py numbers [--results DIR]                the prose check alone
     python3 scripts/docs.py import RUN [--results DIR]             take a tour's results folder
                                                                    as the committed run
+    python3 scripts/docs.py repeat RUN [--results DIR]             keep another tour of the same
+                                                                   commit as repeats/NAME/
 
 A marked block (cog's markers inside HTML comments, so Markdown shows nothing of them):
 
@@ -18,26 +20,25 @@ A marked block (cog's markers inside HTML comments, so Markdown shows nothing of
 The blocks are written by cogapp (pinned in requirements.txt, installed into .venv/ by
 scripts/setup.sh) from the committed results run, docs/runs/h200/ (the tour's results.json,
 its logs and its plots), and from the programs' own --help, run from the build folder (default
-build/; CI: build-ci/). scripts/docs_gen.py holds what a block may call (`g.help`, `g.output`,
+build/; CI: build-ci/). scripts/docs_gen.py gathers what a block may call (`g.help`, `g.output`,
 `g.table`, ...).
 
 The results run may hold side/ (measurements made by hand beside the tour: kept across an
 import), and docs/runs/ holds runs beside it (h200x2/, h200x4/: chapter 7 on two and four GPUs).
 
 The prose check: outside the marked blocks and code, every number written with a unit of
-measurement (ms, µs, s, GB/s, TB/s, GFLOP/s, TFLOP/s, %, and a ratio written 3×) must be found
-in the results run (any value of results.json, of its logs or of side/, as printed, or a ratio
-of two of its times or rates, at the number's own rounding), in the runs beside it, in
-docs/published_figures.json (the source documents' figures), or on the allow-list
-docs/numbers_allowlist.json, where each entry gives its reason (a theoretical value, a value
-derived from the hardware's specification, a setting or a goal). So a measured
-number cannot be typed by hand.
+measurement (ms, µs, s, GB/s, TB/s, GFLOP/s, TFLOP/s, %, and a ratio written 3×) must be one of
+the source documents' figures (docs/published_figures.json, at the number's own rounding) or a
+constant on the allow-list docs/numbers_allowlist.json, where each entry gives its source (a
+value of the hardware's specification, a setting, a goal, arithmetic on other constants), as
+written and, where it says so, only in the sentence it names. The results are never searched:
+a measured number is written by a generated block, so one typed by hand fails the check every
+time, however close it is to a measured value.
 
 Refreshing everything on a GPU is one command: scripts/refresh_docs.sh (docs/README.md).
 Exit status: 0 up to date, 1 stale or unsourced, 2 bad usage or missing input.
 """
 import argparse
-import bisect
 import glob
 import json
 import os
@@ -52,13 +53,10 @@ ALLOWLIST = os.path.join(ROOT, "docs", "numbers_allowlist.json")
 PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
 # The files with generated blocks and measured numbers (docs/ci.md: the CI times, from docs/runs/ci/).
 FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_dot_product.md",
-         "docs/ch04_matmul.md", "docs/ch04_hopper.md", "docs/ch05_raytrace.md",
+         "docs/ch04_matmul.md", "docs/ch04_tensor_cores.md", "docs/ch04_profiling.md",
+         "docs/ch04_hopper.md", "docs/ch05_raytrace.md",
          "docs/ch06_streams.md", "docs/ch07_multi_gpu.md", "docs/results-h200.md",
          "docs/instructors.md", "docs/ci.md"]
-# Runs kept beside the results run (chapter 7 on several GPUs; scripts/docs_gen.py reads them):
-# their numbers are sources for the prose check too.
-RUNS = os.path.join(ROOT, "docs", "runs")
-SIDE_RUNS = ["h200x2", "h200x4"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
 
 
@@ -92,85 +90,29 @@ SCALE = {"ms": 1.0, "µs": 1e-3, "us": 1e-3, "s": 1e3, "seconds": 1e3,
          "GB/s": 1.0, "TB/s": 1e3, "GFLOP/s": 1.0, "TFLOP/s": 1e3}
 
 
-def numbers_in(value, out):
-    if isinstance(value, bool):
-        return
-    if isinstance(value, (int, float)):
-        out.append(float(value))
-    elif isinstance(value, dict):
-        for v in value.values():
-            numbers_in(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            numbers_in(v, out)
-    elif isinstance(value, str):
-        out.extend(float(x) for x in re.findall(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", value))
+class Published:
+    """The source documents' own figures (docs/published_figures.json): their times (ms) and
+    their speed-ups over the CPU (×). A number in prose may quote one of them, at its own
+    rounding and in ms or s; nothing else is a source for prose (the results are quoted by
+    generated blocks, never typed)."""
 
-
-class Sources:
-    """Every number the results run, its logs and the published figures hold, sorted; and the
-    ratios of its times and rates (for 3× and 45%)."""
-
-    def __init__(self, results):
-        values = []
-        with open(os.path.join(results, "results.json")) as f:
-            data = json.load(f)
-        numbers_in(data, values)
-        for log in glob.glob(os.path.join(results, "logs", "*.txt")) + \
-                glob.glob(os.path.join(results, "*.md")) + \
-                glob.glob(os.path.join(results, "side", "*")):
-            with open(log, errors="replace") as f:
-                numbers_in(f.read(), values)
-        # The runs beside it: a tour's results.json and logs, or programs' outputs (.txt).
-        for run in SIDE_RUNS:
-            folder = os.path.join(RUNS, run)
-            if os.path.exists(os.path.join(folder, "results.json")):
-                with open(os.path.join(folder, "results.json")) as f:
-                    numbers_in(json.load(f), values)
-            for log in glob.glob(os.path.join(folder, "logs", "*.txt")) + \
-                    glob.glob(os.path.join(folder, "*.txt")):
-                with open(log, errors="replace") as f:
-                    numbers_in(f.read(), values)
-        with open(PUBLISHED) as f:
-            numbers_in(json.load(f), values)
-        self.values = sorted(v for v in values if v == v)
-        # Ratios only of like with like: times with times, rates with rates of the same unit
-        # (a time over a rate means nothing, and would let more made-up ratios through).
-        key = {}
-        for r in data.get("summary", []):
-            for field in ("kernel_ms", "end_to_end_ms", "cpu_ms"):
-                if r.get(field):
-                    key.setdefault("ms", set()).add(float(r[field]))
-            if r.get("rate"):
-                key.setdefault(r.get("unit") or "rate", set()).add(float(r["rate"]))
-        for name, v in (data.get("ceilings") or {}).items():
-            if isinstance(v, (int, float)) and v:
-                unit = "GFLOP/s" if name in ("fp32", "tf32", "bf16") else "GB/s"
-                key.setdefault(unit, set()).add(float(v))
-        for r in data.get("documents", []):
-            for field in ("document_ms", "ours_ms", "kernel_ms"):
-                if r.get(field):
-                    key.setdefault("ms", set()).add(float(r[field]))
-        self.ratios = sorted({a / b for group in key.values() for a in group for b in group if b})
-
-    @staticmethod
-    def near(pool, x, tol):
-        i = bisect.bisect_left(pool, x - tol)
-        return i < len(pool) and pool[i] <= x + tol
+    def __init__(self, path=PUBLISHED):
+        with open(path) as f:
+            figures = json.load(f)["figures"]
+        self.ms = [float(g["ms"]) for g in figures if g.get("ms") is not None]
+        self.ratios = [float(g["speedup_over_cpu"]) for g in figures
+                       if g.get("speedup_over_cpu") is not None]
 
     def has(self, text, unit):
         x = float(text.replace(",", "").replace(" ", ""))
         decimals = len(text.split(".")[1]) if "." in text else 0
         tol = 0.5 * 10 ** -decimals + 1e-12
         if unit in ("×", "x"):
-            return self.near(self.ratios, x, tol) or self.near(self.values, x, tol)
-        if unit == "%":
-            return (self.near(self.values, x, tol) or self.near(self.ratios, x / 100, tol / 100)
-                    or self.near(self.ratios, 1 + x / 100, tol / 100)
-                    or self.near(self.ratios, 1 - x / 100, tol / 100))
-        scale = SCALE.get(unit, 1.0)
-        # The same quantity in another unit (s and ms, TB/s and GB/s): scale both ways.
-        return any(self.near(self.values, x * s, tol * s) for s in {1.0, scale, 1 / scale})
+            return any(abs(v - x) <= tol for v in self.ratios)
+        if unit in ("ms", "s", "seconds"):
+            scale = SCALE[unit]
+            return any(abs(v / scale - x) <= tol for v in self.ms)
+        return False
 
 
 def prose_lines(path):
@@ -203,40 +145,61 @@ def prose_lines(path):
     return out
 
 
-def load_allowlist():
-    with open(ALLOWLIST) as f:
+def load_allowlist(path=ALLOWLIST):
+    """The allow-list's entries: text (as written: '4.8 TB/s', '8 ×'), reason (its source: a
+    specification, a setting, arithmetic on other constants), and optionally in: a phrase of
+    the line it may stand in (for a number that is a constant in one sentence only)."""
+    with open(path) as f:
         entries = json.load(f)["numbers"]
     for e in entries:
         if not e.get("reason"):
             raise SystemExit(f"docs: allow-list entry {e.get('text')} has no reason")
-    return {re.sub(r"\s+", " ", e["text"]) for e in entries}
+        e["text"] = re.sub(r"\s+", " ", e["text"])
+    return entries
 
 
-def check_numbers(results):
-    sources = Sources(results)
-    allowed = load_allowlist()
+def allowed(entries, forms, line):
+    return any(e["text"] in forms and (not e.get("in") or e["in"] in line) for e in entries)
+
+
+def unsourced(paths, published=None, entries=None):
+    """Every number with a unit in the prose of these files that is neither on the allow-list
+    nor a published figure: ["file:line: 'text' (...)"]. The match is exact: the text as
+    written, or a published figure at the number's own rounding; the results are not searched,
+    so a number typed by hand fails however close it is to a measured one."""
+    published = published or Published()
+    entries = load_allowlist() if entries is None else entries
     missing = []
-    for f in files():
-        for number, text in prose_lines(os.path.join(ROOT, f)):
+    for path in paths:
+        name = os.path.relpath(path, ROOT)
+        for number, text in prose_lines(path):
             for m in MEASURE.finditer(text):
                 low, high, unit = m.group(1), m.group(2), m.group(3)
                 whole = re.sub(r"\s+", " ", m.group(0).strip())
                 for value in [low] + ([high] if high else []):
-                    if f"{value} {unit}".replace(" %", "%") in allowed or whole in allowed:
+                    forms = {f"{value} {unit}".replace(" %", "%"), whole, value + unit}
+                    if allowed(entries, forms, text) or published.has(value, unit):
                         continue
-                    if value + unit in allowed or f"{value}{unit}" in allowed:
-                        continue
-                    if not sources.has(value, unit):
-                        missing.append(f"{f}:{number}: '{whole}' ({value} {unit}) is in no "
-                                       "results file, published figure or allow-list entry")
+                    missing.append(f"{name}:{number}: '{whole}' ({value} {unit}) is neither "
+                                   "generated nor an allow-listed constant or published figure")
+    return missing
+
+
+def check_numbers(results=None, paths=None):
+    """The prose check over the handouts (or the given files). results is not read: it is
+    kept so that `--results` means the same for every command."""
+    paths = paths or [os.path.join(ROOT, f) for f in files()]
+    missing = unsourced(paths)
     for line in missing:
         print(line)
     if missing:
-        print(f"docs: {len(missing)} measured number(s) typed by hand. Put them in a generated "
-              "block (scripts/docs_gen.py), or, for a theoretical or derived value, in "
-              "docs/numbers_allowlist.json with the reason.")
+        print(f"docs: {len(missing)} number(s) in prose typed by hand. A measured number goes in "
+              "a generated block (scripts/docs_gen.py: g.line and friends); a constant (a "
+              "specification, a setting, arithmetic) goes on docs/numbers_allowlist.json with "
+              "its reason.")
         return 1
-    print(f"docs: every measured number in prose has a source ({len(files())} files)")
+    print(f"docs: every number in prose is generated, a published figure or an allow-listed "
+          f"constant ({len(paths)} files)")
     return 0
 
 
@@ -254,18 +217,28 @@ def import_run(run, results):
         return 1
     # side/ holds measurements made by hand beside a tour (a tile sweep, Nsight Compute
     # sections, the labs' self-test): they are kept unless the new run brings its own.
+    # So are the side tables of scripts/refresh_docs.sh (e.g. ch05_compare.md). The repeats/
+    # of the old run are not: they repeat a run that is no longer the committed one.
     side = os.path.join(results, "side")
-    kept = None
+    kept = os.path.join(os.path.dirname(os.path.abspath(results)), ".side-kept")
+    shutil.rmtree(kept, ignore_errors=True)
+    os.makedirs(kept)
     if os.path.isdir(side) and not os.path.isdir(os.path.join(run, "side")):
-        kept = os.path.join(os.path.dirname(os.path.abspath(results)), ".side-kept")
-        shutil.rmtree(kept, ignore_errors=True)
-        shutil.move(side, kept)
+        shutil.move(side, os.path.join(kept, "side"))
+    for table in glob.glob(os.path.join(results, "*.md")):
+        name = os.path.basename(table)
+        if name != "summary.md" and not os.path.exists(os.path.join(run, name)):
+            shutil.move(table, os.path.join(kept, name))
+    if os.path.isdir(os.path.join(results, "repeats")):
+        print(f"docs: {os.path.relpath(results, ROOT)}/repeats/ dropped (it repeats the old run): "
+              "add this run's repeats with `docs.py repeat RUN`")
     if os.path.exists(results):
         shutil.rmtree(results)
     os.makedirs(os.path.join(results, "logs"))
-    if kept:
-        shutil.move(kept, side)
-    elif os.path.isdir(os.path.join(run, "side")):
+    for name in os.listdir(kept):
+        shutil.move(os.path.join(kept, name), os.path.join(results, name))
+    os.rmdir(kept)
+    if not os.path.isdir(side) and os.path.isdir(os.path.join(run, "side")):
         shutil.copytree(os.path.join(run, "side"), side)
     shutil.copy(os.path.join(run, "results.json"), results)
     for name in ("results.csv", "summary.md"):
@@ -286,11 +259,42 @@ def import_run(run, results):
     return plot.returncode
 
 
+def add_repeat(run, results):
+    """Keeps another tour of the same commit beside the results run, as repeats/<NAME>/ (its
+    results.json and summary.md): the generator gives host-timed figures (end-to-end times,
+    CPU times, pageable copies, the tour's length) as the median and range over all the runs."""
+    path = os.path.join(run, "results.json")
+    if not os.path.exists(path):
+        print(f"docs: no results.json in {run}", file=sys.stderr)
+        return 2
+    with open(path) as f:
+        data = json.load(f)
+    with open(os.path.join(results, "results.json")) as f:
+        committed = json.load(f)
+    if not data.get("record", {}).get("passed", False):
+        print("docs: that run did not pass (record.passed is false): not kept", file=sys.stderr)
+        return 1
+    mine, theirs = (committed.get("record", {}).get("git_commit"),
+                    data.get("record", {}).get("git_commit"))
+    if mine != theirs:
+        print(f"docs: {run} is of commit {str(theirs)[:10]}, the results run of "
+              f"{str(mine)[:10]}: a repeat must run the same programs", file=sys.stderr)
+        return 1
+    name = os.path.basename(os.path.normpath(run))
+    target = os.path.join(results, "repeats", name)
+    os.makedirs(target, exist_ok=True)
+    for file in ("results.json", "summary.md"):
+        if os.path.exists(os.path.join(run, file)):
+            shutil.copy(os.path.join(run, file), target)
+    print(f"docs: {run} kept as {os.path.relpath(target, ROOT)}/")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["update", "check", "numbers", "import"])
-    parser.add_argument("run", nargs="?", help="import: the tour's results folder")
+    parser.add_argument("command", choices=["update", "check", "numbers", "import", "repeat"])
+    parser.add_argument("run", nargs="?", help="import, repeat: the tour's results folder")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
                         help="the build folder with the programs, for --help (default build/)")
     parser.add_argument("--results", default=DEFAULT_RESULTS,
@@ -300,6 +304,10 @@ def main():
         if not opts.run:
             parser.error("import needs the tour's results folder")
         return import_run(opts.run, opts.results)
+    if opts.command == "repeat":
+        if not opts.run:
+            parser.error("repeat needs the tour's results folder")
+        return add_repeat(opts.run, opts.results)
     if opts.command == "update":
         return run_cog(["-r"], opts)
     if opts.command == "numbers":

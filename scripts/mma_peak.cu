@@ -6,7 +6,7 @@
 // barriers, 8 independent Tensor Core operations in flight per warp. What it
 // reaches is the rate of the mma.sync instructions that wmma compiles to. On
 // Hopper, cuBLAS uses another instruction, warpgroup MMA (wgmma), which
-// MM-GPU-TC's handout compares with this ceiling (docs/ch04_matmul.md).
+// MM-GPU-TC's handout compares with this ceiling (docs/ch04_tensor_cores.md).
 //
 // The check: A's fragment holds 1s and B's 1/1024, so each mma_sync adds
 // K / 1024 to every sum, exactly in FP32 (and TF32 and BF16 hold 1/1024

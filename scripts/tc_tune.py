@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tile sweep behind docs/ch04_matmul.md (docs/runs/h200/side/tc-tune.log), on a GPU.
+"""The tile sweep behind docs/ch04_profiling.md (docs/runs/h200/side/tc-tune.log), on a GPU.
 
 MM-GPU-TC is built with other tiles (-DTC_*) and MM-GPU-RT with other small tiles (-DRT_*),
 each with a plain nvcc line from the chapter's folder, and each run with --compare-cublas:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MM-GPU-WGMMA's four steps against cuBLAS in the same run, for docs/ch04_hopper.md: BF16 at
+# MM-GPU-WGMMA's four steps against cuBLAS in the same run, for docs/ch04_tensor_cores.md: BF16 at
 # Width 4096 and 8192, TF32 at 4096, uniform data, 20 timed launches each; every output
 # after a '$ MM-GPU-WGMMA ARGS' line (scripts/docs_gen.py: wgmma_runs reads it).
 #   scripts/wgmma_steps.sh BUILD_DIR > docs/runs/h200/side/wgmma-steps.log

@@ -4,15 +4,18 @@
     python3 tests/docs/test_docs_check.py BUILD_DIR
 
 1. as committed, `scripts/docs.py check` passes;
-2. a results file changed without the docs (one kernel time of results.json) fails it;
+2. a results file changed without the docs (one kernel time of results.json, or one end-to-end
+   time of a repeat kept beside it in repeats/) fails it;
 3. a program whose --help text changed without the docs fails it;
-4. a measured number typed by hand into a handout's prose fails the prose check, and the same
-   number taken from the results passes.
+4. a number typed by hand into a handout's prose fails the prose check every time: made up
+   (41.27×, and 800 seeded random two-decimal numbers), equal to a measured one, or a ratio of
+   two measured ones; an allow-listed constant passes only in the sentence its entry names.
 Each case works on copies (a results folder, a build folder of wrappers, a handout) in a
 temporary folder; the tree is never changed.
 """
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -58,6 +61,22 @@ def main():
         code, out = docs("check", "--build", build, "--results", results)
         expect(code, out, 1, "a changed results.json fails the check")
 
+        # 2b. a repeat's host-timed figure changed, docs not: the medians and ranges read them.
+        repeats = os.path.join(RESULTS, "repeats")
+        kept = sorted(os.listdir(repeats)) if os.path.isdir(repeats) else []
+        if kept:
+            shutil.rmtree(results)
+            shutil.copytree(RESULTS, results)
+            path = os.path.join(results, "repeats", kept[0], "results.json")
+            with open(path) as f:
+                data = json.load(f)
+            row = next(r for r in data["summary"] if r.get("end_to_end_ms"))
+            row["end_to_end_ms"] *= 3
+            with open(path, "w") as f:
+                json.dump(data, f)
+            code, out = docs("check", "--build", build, "--results", results)
+            expect(code, out, 1, "a changed repeat's end-to-end time fails the check")
+
         # 3. a --help text changed: a build folder of wrappers, one of which adds a line.
         fake = os.path.join(tmp, "build")
         with open(os.path.join(ROOT, "programs.json")) as f:
@@ -76,23 +95,47 @@ def main():
         code_ok, out_ok = docs("numbers")
         expect(code_ok, out_ok, 0, "the prose check passes as committed")
 
-    # 4. the prose check, on a copy of the tree's docs with one hand-typed number added.
+    # 4. the prose check is exact: a number with a unit typed into a handout's prose fails it,
+    #    whatever its value: made up, equal to a measured one, or a ratio of two measured ones.
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import docs as d
-    sources = d.Sources(RESULTS)
+    handout = os.path.join(ROOT, "docs", "ch04_matmul.md")
     with open(os.path.join(RESULTS, "results.json")) as f:
-        median = next(r["kernel_ms"] for r in json.load(f)["summary"] if r.get("kernel_ms"))
-    typed = f"{median:.4g}"
-    if not sources.has(typed, "ms"):
-        failures.append(f"the results' own {typed} ms is not found by the prose check")
-    else:
-        print(f"ok: {typed} ms, from the results, is found")
-    for wrong in ("123.457 ms", "98765 GB/s", "41.27×"):
-        value, unit = wrong.split(" ") if " " in wrong else (wrong[:-1], wrong[-1])
-        if sources.has(value, unit):
-            failures.append(f"a hand-typed {wrong} is accepted by the prose check")
-        else:
-            print(f"ok: a hand-typed {wrong} is refused")
+        data = json.load(f)
+    times = [r["kernel_ms"] for r in data["summary"] if r.get("kernel_ms")]
+    planted = ["41.27×", "123.457 ms", "98765 GB/s", f"{times[0]:.4g} ms",
+               f"{times[0] / times[1]:.2f}×", f"{100 * times[1] / times[0]:.1f}%"]
+    # and 200 made-up two-decimal numbers of each kind (seeded: the same every run)
+    rng = random.Random(25)
+    planted += [f"{rng.uniform(1, 100):.2f}{u}" for u in ("×", " ms", " GB/s", "%")
+                for _ in range(200)]
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "ch04_matmul.md")
+        refused = 0
+        for number in planted:
+            with open(handout) as f:
+                text = f.read()
+            with open(copy, "w") as f:
+                f.write(text + f"\nA sentence typed by hand: it runs {number} here.\n")
+            missing = d.unsourced([copy])
+            if any(f"'{number}'" in m for m in missing):
+                refused += 1
+            else:
+                failures.append(f"a hand-typed {number} is accepted by the prose check")
+        print(f"ok: {refused} of {len(planted)} hand-typed numbers refused" if
+              refused == len(planted) else f"only {refused} of {len(planted)} refused")
+        # the copy without a planted number passes, and an allow-listed constant passes only in
+        # the sentence its entry names
+        entries = d.load_allowlist()
+        bound = next(e for e in entries if e.get("in"))
+        for line, wanted in ((f"Here {bound['in']}, {bound['text']}.", 0), (f"Elsewhere, {bound['text']}.", 1)):
+            with open(copy, "w") as f:
+                f.write(line + "\n")
+            got = len(d.unsourced([copy]))
+            if got != wanted:
+                failures.append(f"'{line}': {got} unsourced, expected {wanted}")
+            else:
+                print(f"ok: '{line}': {got} unsourced")
     lines = ["Some prose with 123.457 ms in it.", "Code is skipped: `999.123 ms`."]
     found = [m.group(0) for line in lines for m in d.MEASURE.finditer(line.replace(
         "`999.123 ms`", ""))]
