@@ -118,8 +118,10 @@ def main():
             proc = subprocess.Popen(words, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                     text=True, errors="replace")
             for line in proc.stdout:
-                sys.stdout.write(line)
+                sys.stdout.write(line)  # line by line: a runner's log shows where a step is
+                sys.stdout.flush()
                 log.write(line)
+                log.flush()
             rc = proc.wait()
         step = {"name": name, "command": " ".join(w if w != sys.executable else "python3" for w in words),
                 "seconds": round(time.time() - started, 1), "exit": rc, "log": os.path.basename(log_path)}

@@ -38,9 +38,10 @@ status=0
 # summary below replaces it with the reasons. Everything else ctest prints is kept.
 log=$(mktemp)
 drop_did_not_run() {
+  # fflush: awk writing to a pipe (a CI log) would otherwise hold ctest's lines back in blocks.
   awk '/^The following tests did not run:/ { dropping = 1; next }
        dropping && /^\t/ { next }
-       { dropping = 0; print }'
+       { dropping = 0; print; fflush() }'
 }
 set +e
 # Two passes. A lesson (common/report.h) is a timing, so it means something only when the program
