@@ -15,6 +15,7 @@ The strongest fence that works here is chosen once (probe):
 The report names the fence that ran (docs/instructors.md says what each one stops).
 """
 import ctypes
+import fcntl
 import os
 import secrets
 import shutil
@@ -25,10 +26,39 @@ import time
 from pathlib import Path
 
 HEAD, TAIL = 48 * 1024, 16 * 1024
-UID_BASE = 61000  # one uid per concurrent fenced job: 61000, 61001, ...
-_slots = threading.Semaphore(64)
+UID_BASE = 61000  # one uid per concurrent fenced job: UID_BASE + 64 * block + slot
+SLOTS, BLOCKS = 64, 32
+UID_LOCKS = Path("/run/lock/labgrader-uids")
+_slots = threading.Semaphore(SLOTS)
 _slot_lock = threading.Lock()
-_free = list(range(64))
+_free = list(range(SLOTS))
+_block = None  # (block, its open lock file): this process's own uids, claimed at first use
+
+
+def _claim_uid_block():
+    """A block of 64 uids that no other grader on this machine uses while this one runs.
+    Every grader sweeps away every process of a run's uid when the run ends, so two graders
+    sharing uids (ctest runs the five lab self-tests side by side) killed each other's compilers
+    and drivers: builds with no output, "exit -9", on the H200. flock holds a block for as long
+    as this process lives, and lets it go however the process ends."""
+    global _block
+    if _block is None:
+        os.makedirs(UID_LOCKS, mode=0o700, exist_ok=True)
+        st = os.lstat(UID_LOCKS)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077 or not os.path.isdir(UID_LOCKS):
+            raise RuntimeError(f"{UID_LOCKS} must be a folder only the grader's user can use")
+        for block in range(BLOCKS):
+            fd = os.open(UID_LOCKS / f"{block}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            _block = (block, fd)
+            break
+        else:
+            raise RuntimeError(f"all {BLOCKS} blocks of uids are held by other graders")
+    return _block[0]
 
 
 def gpu_probe():
@@ -96,7 +126,7 @@ class Fence:
         _slots.release()
 
     def uid(self, slot):
-        return UID_BASE + slot if self.drops_uid else os.getuid()
+        return UID_BASE + SLOTS * _claim_uid_block() + slot if self.drops_uid else os.getuid()
 
     def jail(self, parent, slot, name):
         """A fresh folder that the fenced command may write (owned by its uid)."""

@@ -180,6 +180,29 @@ class Fence(unittest.TestCase):
         if self.fence.drops_uid:
             self.assertNotEqual(lines[1], "0")
 
+    def test_two_graders_never_share_a_uid(self):
+        # Each grader kills every process of a run's uid when the run ends. Another grader on
+        # the same machine (ctest runs the lab self-tests side by side) must not lose its run.
+        if not self.fence.drops_uid:
+            self.skipTest(f"fence {self.fence.kind}: every run keeps the grader's own uid")
+        other = subprocess.Popen([sys.executable, "-c", (
+            "import sys, tempfile, time; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
+            "from labgrader import fence\n"
+            "f = fence.Fence(); slot = f.take_slot(); d = Path(tempfile.mkdtemp()); d.chmod(0o711)\n"
+            "print(f.uid(slot), flush=True)\n"
+            "rc, out, _ = f.run(['/bin/sh', '-c', 'sleep 3; echo survived'], f.jail(d, slot, 'j'), slot, 20)\n"
+            "print(rc, out.strip(), flush=True)"), str(Path(fence.__file__).parent.parent)],
+            stdout=subprocess.PIPE, text=True)
+        other_uid = int(other.stdout.readline())
+        slot = self.fence.take_slot()
+        try:
+            self.assertNotEqual(self.fence.uid(slot), other_uid)
+        finally:
+            self.fence.give_slot(slot)
+        for _ in range(3):  # runs (and sweeps) of this grader while the other one's run goes on
+            self.assertEqual(self.run_fenced("true")[0], 0)
+        self.assertEqual(other.communicate(timeout=30)[0].strip(), "0 survived")
+
     def test_no_gpu_wording(self):
         why = fence.gpu_probe()
         if why:
