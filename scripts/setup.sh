@@ -112,9 +112,15 @@ apt_size() {
   [ -n "$n" ] && echo "$n packages with their dependencies, ${get:-0 B} to download, ${disk:-?} on disk"
 }
 
+# mawk (Debian's awk) reads a pipe in blocks: -W interactive makes it read line by line, so that
+# progress shows as it happens, not all at once at the end.
+line_awk() {
+  if awk -W version 2>&1 | grep -q mawk; then awk -W interactive "$@"; else awk "$@"; fi
+}
+
 # apt-get's own lines, condensed: one per download and one per package set up.
 apt_progress() {
-  awk '/^Get:/ { sub(/^\[/, "", $(NF-1)); sub(/\]$/, "", $NF)
+  line_awk '/^Get:/ { sub(/^\[/, "", $(NF-1)); sub(/\]$/, "", $NF)
                  printf "setup:     downloaded %s (%s %s)\n", $5, $(NF-1), $NF; fflush() }
        /^Setting up / { printf "setup:     set up %s\n", $3; fflush() }
        /^(E|W): / { print "setup:     " $0; fflush() }'
@@ -161,7 +167,7 @@ fi
 
 # ---- Python: matplotlib for the tour's plots, in .venv/ --------------------
 pip_progress() {
-  awk '/^ *(Downloading|Using cached) / { sub(/^ +/, ""); printf "setup:     %s\n", $0; fflush() }
+  line_awk '/^ *(Downloading|Using cached) / { sub(/^ +/, ""); printf "setup:     %s\n", $0; fflush() }
        /^(Installing collected|Successfully installed|ERROR)/ { printf "setup:     %s\n", $0; fflush() }'
 }
 if [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then

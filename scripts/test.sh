@@ -38,10 +38,15 @@ status=0
 # summary below replaces it with the reasons. Everything else ctest prints is kept.
 log=$(mktemp)
 drop_did_not_run() {
-  # fflush: awk writing to a pipe (a CI log) would otherwise hold ctest's lines back in blocks.
-  awk '/^The following tests did not run:/ { dropping = 1; next }
-       dropping && /^\t/ { next }
-       { dropping = 0; print; fflush() }'
+  # A shell loop, line by line: mawk (Debian's awk) reads a pipe in blocks, so behind it a CI log
+  # showed none of ctest's lines until ctest ended (minutes on a GPU runner, which looked like a hang).
+  local line dropping=0
+  while IFS= read -r line || [ -n "$line" ]; do
+    if [ "$line" = "The following tests did not run:" ]; then dropping=1; continue; fi
+    if [ $dropping = 1 ] && [ "${line:0:1}" = $'\t' ]; then continue; fi
+    dropping=0
+    printf '%s\n' "$line"
+  done
 }
 set +e
 # Two passes. A lesson (common/report.h) is a timing, so it means something only when the program
