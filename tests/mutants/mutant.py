@@ -44,7 +44,7 @@ class MutantError(Exception):
 
 def parse(path):
     """Reads a .mutant file into a dict; raises MutantError with the line at fault."""
-    m = {"path": Path(path), "runs": [], "patches": [], "no_default_run": False}
+    m = {"path": Path(path), "runs": [], "patches": [], "no_default_run": False, "alone": False}
     m["chapter"] = Path(path).parent.name
     m["name"] = Path(path).name[: -len(".mutant")]
     lines = Path(path).read_text().split("\n")
@@ -56,6 +56,9 @@ def parse(path):
             continue
         if line == "no-default-run":
             m["no_default_run"] = True
+            continue
+        if line == "alone":  # its check reads a timing: it needs the GPU to itself
+            m["alone"] = True
             continue
         key, sep, value = line.partition(":")
         if not sep:
@@ -174,13 +177,14 @@ def cmd_tree(m, out, also):
 
 
 def cmd_plan(paths):
-    """One line per mutant for CMake: name|chapter|program|source|gtest|expect (comma-separated).
-    The patch itself is checked here too, so that a stale one stops the configure step."""
+    """One line per mutant for CMake: name|chapter|program|source|gtest|expect (comma-separated,
+    with "alone" added for a planted bug that needs the GPU to itself). The patch itself is
+    checked here too, so that a stale one stops the configure step."""
     for path in paths:
         m = parse(path)
         patched_text(m)
         print("|".join([m["name"], m["chapter"], m["program"], m["source"], m["gtest"],
-                        ",".join(m["expect"])]))
+                        ",".join(m["expect"] + (["alone"] if m["alone"] else []))]))
     return EXIT_OK
 
 
