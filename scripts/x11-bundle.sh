@@ -16,9 +16,10 @@
 # bundle's libraries first on LD_LIBRARY_PATH for every program started from that shell, and
 # some of them (libxml2, libzstd, libLLVM...) are not the ones this machine's cmake, compilers
 # and linker were built with: on a 2-core Ubuntu machine cmake stops with "version
-# `LIBXML2_2.5.0' not found", and an H200 build run under it did not finish (its cause there is
-# not established). The window tests source it in their own process only, around Xvfb, xwd
-# and the program they show; the programs find the bundle's GLUT and GL through their RPATH.
+# `LIBXML2_2.5.0' not found". (An H200 run that seemed to stall after the build, with or without
+# it, was ctest's output held back by mawk: scripts/test.sh.) The window tests source it in their
+# own process only, around Xvfb, xwd and the program they show; the programs find the bundle's
+# GLUT and GL through their RPATH.
 #
 # Xvfb runs its keymap compiler from a path compiled into it, /usr/bin/xkbcomp. Where that is
 # missing, env.sh says so; as root, `bash FOLDER/env.sh --link-xkbcomp` links the bundle's there
