@@ -53,7 +53,15 @@ set +e
 # has the GPU to itself: the first pass runs everything else side by side, where a program only
 # reports its lessons (CUDA_EXAMPLES_LESSONS=report); the second runs the lesson tests (label
 # lesson: the lesson runs, the planted bugs that break a lesson, and their controls) one at a time.
-CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" -LE "sanitize|lesson" "$@" 2>&1 |
+# The first pass leaves the lesson tests out by name: ctest ignores -LE where the test preset has
+# an exclude label of its own (ours leave out "sanitize"; so CMake 3.25 and 4.4 both do), and
+# "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
+lessons=$(ctest --preset "$preset" -N -L lesson --show-only=json-v1 2>/dev/null | python3 -c '
+import json, sys
+meta = set(".^$*+?()[]{}|\\")
+names = [t["name"] for t in json.load(sys.stdin).get("tests", [])]
+print("|".join("".join("\\" + c if c in meta else c for c in n) for n in names))' 2>/dev/null || true)
+CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${lessons:+-E "^($lessons)\$"} "$@" 2>&1 |
   tee "$log" | drop_did_not_run
 status=${PIPESTATUS[0]}
 lesson_junit=$(realpath -m "$(dirname "${junit:-build/junit.xml}")/junit-lesson.xml")
