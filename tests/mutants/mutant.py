@@ -225,6 +225,8 @@ def configs(m):
         if check in ("verdict", "lesson"):
             for line in ([] if m["no_default_run"] else [""]) + m["runs"]:
                 out.append({"check": check, "binary": "program", "args": line})
+                if m["alone"] and check == "verdict":  # a rate: run alone, as a lesson is
+                    out[-1]["alone"] = True
         elif check == "gtest":
             out.append({"check": "gtest", "binary": m["gtest"], "args": m.get("gtest-filter", "")})
         elif check == "window":
@@ -235,16 +237,18 @@ def configs(m):
 
 
 def execute_all(args, configs, binaries, control=False):
-    """Runs checks, results in order: side by side, except the lesson checks (timings), which
-    run afterwards one at a time with the GPU to themselves."""
+    """Runs checks, results in order: side by side, except the timings (lesson checks, and the
+    verdicts of a planted bug marked alone), which run afterwards one at a time with the GPU to
+    themselves."""
+    timing = lambda c: c["check"] == "lesson" or c.get("alone", False)  # noqa: E731
     results = [None] * len(configs)
-    shared = [i for i, c in enumerate(configs) if c["check"] != "lesson"]
+    shared = [i for i, c in enumerate(configs) if not timing(c)]
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
         for i, r in zip(shared, pool.map(lambda i: execute(args, configs[i], binaries, control),
                                          shared)):
             results[i] = r
     for i, c in enumerate(configs):
-        if c["check"] == "lesson":
+        if timing(c):
             results[i] = execute(args, c, binaries, control)
     return results
 

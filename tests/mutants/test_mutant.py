@@ -163,6 +163,26 @@ class ControlAndCatch(unittest.TestCase):
         self.assertEqual(self.caught(plain_fail)[0], 1)
         self.assertEqual(self.caught(missed)[0], 0)
 
+    def test_alone_runs_its_verdicts_one_at_a_time_and_plans_them_alone(self):
+        # A rate above the peak shows only with the GPU to itself: no two of the runs overlap,
+        # in the control as in the planted bug, and CMake is told ("alone") to run it serially.
+        self.mutant.write_text(VERDICT_MUTANT.replace("run: --n 7", "alone\nrun: --n 7\nrun: --n 8"))
+        log = Path(self.tmp.name) / "runs.log"
+        body = (f'echo "start $(date +%s.%N)" >> {log}; sleep 0.3; '
+                f'echo "end $(date +%s.%N)" >> {log}; echo "Verdict: {{}}"; exit {{}}')
+        good = script(self.tmp.name, "good_timed", body.format("PASS", 0))
+        bad = script(self.tmp.name, "bad_timed", body.format("FAIL", 1))
+        self.assertEqual(self.control(good)[0], 0)
+        self.assertEqual(self.caught(bad)[0], 0)
+        words = log.read_text().split()
+        self.assertEqual(words[0::2], ["start", "end"] * 6, "two runs overlapped")
+        saved, mutant.patched_text = mutant.patched_text, lambda m: None  # no source to patch here
+        try:
+            rc, out = self.call("plan", self.mutant)
+        finally:
+            mutant.patched_text = saved
+        self.assertTrue(out.strip().endswith("|verdict,alone"), out)
+
 
 if __name__ == "__main__":
     unittest.main()
