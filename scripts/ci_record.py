@@ -10,7 +10,9 @@ times in README.md and docs/ci.md are generated from (scripts/docs_gen.py: g.ci_
         (CUDA_EXAMPLES_MUTANTS=off scripts/test.sh --preset ci)
     --only STEP (repeatable) runs some steps; --append adds them to DIR/record.json (a machine
     whose calls are limited in time: command 2 first, then --only sanitizers --only 'command 1'
-    --append in the same build folder).
+    --append in the same build folder). Where even command 2 is longer than one call, split it:
+    --only 'command 2' --pass side, then --only 'command 2' --pass lesson --append (its two
+    passes, scripts/test.sh --pass): one step, whose time is the sum of both commands'.
 
 Run it in a fresh clone (git clone REPO /tmp/fresh && cd /tmp/fresh), so that the build is timed
 too: it says whether the build folder was there when it started. DIR gets record.json (the
@@ -79,6 +81,9 @@ def main():
     parser.add_argument("--note", default="", help="a sentence kept with the record")
     parser.add_argument("--only", action="append", default=[], metavar="STEP",
                         help="run only this step (repeatable): 'command 2', 'sanitizers', 'command 1'")
+    parser.add_argument("--pass", dest="test_pass", choices=("side", "lesson"),
+                        help="command 2 in two calls: its side-by-side pass (with the build), then "
+                             "its lesson pass and summary (--append), kept as one step")
     parser.add_argument("--append", action="store_true",
                         help="add the steps to DIR/record.json (a second call on the same machine, "
                              "its build folder kept: the sanitizers and the tour after command 2)")
@@ -86,6 +91,13 @@ def main():
     os.chdir(ROOT)
     os.makedirs(opts.out, exist_ok=True)
     build_dir, steps = MODES[opts.mode]
+    if opts.test_pass:
+        if opts.mode != "gpu" or opts.only != ["command 2"]:
+            parser.error("--pass goes with gpu --only 'command 2'")
+        if opts.test_pass == "lesson" and not opts.append:
+            parser.error("--pass lesson adds to the record --pass side wrote: give --append")
+        steps = [(n, w[:3] + ["--pass", opts.test_pass] + w[3:] if n == "command 2" else w, t)
+                 for n, w, t in steps]  # scripts/test.sh --preset gpu --pass ...
     if opts.only:
         unknown = set(opts.only) - {name for name, _, _ in steps}
         if unknown:
@@ -111,7 +123,8 @@ def main():
     for name, words, times in steps:
         if times and os.path.exists(times):
             os.remove(times)
-        log_path = os.path.join(opts.out, re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-") + ".log")
+        log_name = name + (f" {opts.test_pass} pass" if opts.test_pass else "")
+        log_path = os.path.join(opts.out, re.sub(r"[^A-Za-z0-9]+", "-", log_name).strip("-") + ".log")
         print(f"ci_record: {name}: {' '.join(words)}", flush=True)
         started = time.time()
         with open(log_path, "w") as log:
@@ -132,8 +145,25 @@ def main():
         if name == ".ci/run" and os.path.exists(ci_times):
             with open(ci_times) as f:
                 step["ci_steps"] = json.load(f)
-        record["steps"].append(step)
-        print(f"ci_record: {name} took {step['seconds']:.0f} s, exit {rc}", flush=True)
+        if opts.test_pass:
+            step["passes_s"] = {opts.test_pass: step["seconds"]}
+            step["command"] = step["command"].replace(f" --pass {opts.test_pass}", "")
+        side = next((s for s in record["steps"] if s["name"] == name and "passes_s" in s
+                     and "lesson" not in s["passes_s"]), None) if opts.test_pass == "lesson" else None
+        if opts.test_pass == "lesson" and side is None:
+            print("ci_record: no 'command 2' side pass in the record to add this pass to", flush=True)
+            rc = rc or 2
+        if side is not None:  # one step: both commands' time, the lesson call's summary
+            side["passes_s"]["lesson"] = step["seconds"]
+            side["seconds"] = round(side["seconds"] + step["seconds"], 1)
+            side["exit"] = side["exit"] or rc
+            side["log"] = [side["log"], step["log"]]
+            if "breakdown" in step:
+                side["breakdown"] = step["breakdown"]
+            step = side
+        else:
+            record["steps"].append(step)
+        print(f"ci_record: {name} took {step['seconds']:.0f} s, exit {step['exit']}", flush=True)
         status = status or rc
         with open(path, "w") as f:  # after every step: a cut-off run keeps what it measured
             json.dump(record, f, indent=1)

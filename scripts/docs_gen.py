@@ -71,7 +71,12 @@ def _breakdown(step):
     if not step or "breakdown" not in step:
         return ""
     phases = step["breakdown"].get("phases_s", {})
-    return ", ".join(f"{k} {duration(v)}" for k, v in phases.items() if k != "setup" or v >= 1)
+    text = ", ".join(f"{k} {duration(v)}" for k, v in phases.items() if k != "setup" or v >= 1)
+    passes = step.get("passes_s")  # scripts/ci_record.py --pass: command 2 in two calls
+    if passes and len(passes) == 2:
+        text += (f"; in two calls, as a runner limited to 10 min a command runs it: build and "
+                 f"side-by-side pass {duration(passes['side'])}, lesson pass {duration(passes['lesson'])}")
+    return text
 
 
 def _labels(step):

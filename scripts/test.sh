@@ -12,11 +12,30 @@
 # that need more GPUs than the machine has; any other skip fails the run, named.
 # CUDA_EXAMPLES_MUTANTS=off (or -DCUDA_EXAMPLES_MUTANTS=off) leaves the planted bugs out: the
 # quickest run on a machine without a GPU, which can only compile them.
+#   scripts/test.sh --preset gpu --pass side     the same run in two commands, for a machine whose
+#   scripts/test.sh --preset gpu --pass lesson   commands are limited in time: set up, build and
+#       the side-by-side pass; then the lesson pass and the summary of both (times.json: the sums)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=default
-if [ "${1:-}" = "--preset" ]; then preset=${2:?--preset needs a name}; shift 2; fi
+pass=both
+while [ $# -gt 0 ]; do
+  case $1 in
+    --preset) preset=${2:?--preset needs a name}; shift 2 ;;
+    --pass) pass=${2:?--pass needs side or lesson}; shift 2 ;;
+    *) break ;;
+  esac
+done
+case $pass in both | side | lesson) ;; *) echo "test.sh: --pass is side or lesson, not $pass" >&2; exit 2 ;; esac
 [ -x "$(command -v nvcc)" ] || export PATH=/usr/local/cuda/bin:$PATH
+junit=$(python3 scripts/test_summary.py --preset "$preset" --where 2>/dev/null || true)
+build_dir=$(dirname "${junit:-build/junit.xml}")
+# --pass side leaves for --pass lesson: its phases and exit status (test-side.env), and ctest's log.
+side_env=$build_dir/test-side.env
+if [ "$pass" = lesson ] && [ ! -f "$side_env" ]; then
+  echo "test.sh: --pass lesson follows --pass side in the same build folder ($side_env is missing)" >&2
+  exit 2
+fi
 now() { date +%s.%N; }
 t0=$(now)
 scripts/setup.sh test
@@ -31,12 +50,19 @@ cmake --preset "$preset" "${configure_args[@]}"
 t2=$(now)
 cmake --build --preset "$preset" -j "$jobs"
 t3=$(now)
-junit=$(python3 scripts/test_summary.py --preset "$preset" --where 2>/dev/null || true)
-[ -n "$junit" ] && rm -f "$junit"   # a report left from an earlier run must not be summarised
 status=0
+if [ "$pass" = lesson ]; then
+  # shellcheck source=/dev/null
+  . "$side_env"   # side_phases=(...), side_status
+  log=$build_dir/test-side.log
+else
+  [ -n "$junit" ] && rm -f "$junit"   # a report left from an earlier run must not be summarised
+  rm -f "$side_env"
+  side_phases=()
+  if [ "$pass" = side ]; then log=$build_dir/test-side.log && : >"$log"; else log=$(mktemp); fi
+fi
 # ctest ends with a list of every skipped test, one line each (hundreds without a GPU); the
 # summary below replaces it with the reasons. Everything else ctest prints is kept.
-log=$(mktemp)
 drop_did_not_run() {
   # A shell loop, line by line: mawk (Debian's awk) reads a pipe in blocks, so behind it a CI log
   # showed none of ctest's lines until ctest ended (minutes on a GPU runner, which looked like a hang).
@@ -56,15 +82,26 @@ set +e
 # The first pass leaves the lesson tests out by name: ctest ignores -LE where the test preset has
 # an exclude label of its own (ours leave out "sanitize"; so CMake 3.25 and 4.4 both do), and
 # "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
-lessons=$(ctest --preset "$preset" -N -L lesson --show-only=json-v1 2>/dev/null | python3 -c '
+if [ "$pass" != lesson ]; then
+  lessons=$(ctest --preset "$preset" -N -L lesson --show-only=json-v1 2>/dev/null | python3 -c '
 import json, sys
 meta = set(".^$*+?()[]{}|\\")
 names = [t["name"] for t in json.load(sys.stdin).get("tests", [])]
 print("|".join("".join("\\" + c if c in meta else c for c in n) for n in names))' 2>/dev/null || true)
-CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${lessons:+-E "^($lessons)\$"} "$@" 2>&1 |
-  tee "$log" | drop_did_not_run
-status=${PIPESTATUS[0]}
-lesson_junit=$(realpath -m "$(dirname "${junit:-build/junit.xml}")/junit-lesson.xml")
+  CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${lessons:+-E "^($lessons)\$"} "$@" 2>&1 |
+    tee "$log" | drop_did_not_run
+  status=${PIPESTATUS[0]}
+fi
+if [ "$pass" = side ]; then
+  t4=$(now)
+  set -e
+  { echo "side_phases=(--phase setup=$t0:$t1 --phase configure=$t1:$t2 --phase build=$t2:$t3 --phase tests=$t3:$t4)"
+    echo "side_status=$status"; } >"$side_env"
+  echo "test.sh: the side-by-side pass is done (exit $status); scripts/test.sh --preset $preset --pass lesson runs the rest"
+  exit $status
+fi
+[ "$pass" = lesson ] && [ "$side_status" != 0 ] && status=1
+lesson_junit=$(realpath -m "$build_dir/junit-lesson.xml")
 rm -f "$lesson_junit"
 echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
 ctest --preset "$preset" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
@@ -74,12 +111,14 @@ set -e
 t4=$(now)
 if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
-  # environment too, and then fails the run on any skip but "needs N GPUs".
+  # environment too, and then fails the run on any skip but "needs N GPUs". With --pass lesson,
+  # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
   python3 scripts/test_summary.py --preset "$preset" --also "$lesson_junit" --ctest-log "$log" \
-    --times "$(dirname "$junit")/times.json" --phase "setup=$t0:$t1" --phase "configure=$t1:$t2" \
-    --phase "build=$t2:$t3" --phase "tests=$t3:$t4" || { rc=$?; if [ $rc = 1 ]; then status=1; fi; }
+    --times "$build_dir/times.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
+    --phase "configure=$t1:$t2" --phase "build=$t2:$t3" --phase "tests=$t3:$t4" ||
+    { rc=$?; if [ $rc = 1 ]; then status=1; fi; }
 else
   echo "(no python3 to summarise the skip reasons: see Testing/Temporary/LastTest.log)"
 fi
-rm -f "$log"
+rm -f "$log" "$side_env"
 exit $status
