@@ -83,12 +83,8 @@ set +e
 # an exclude label of its own (ours leave out "sanitize"; so CMake 3.25 and 4.4 both do), and
 # "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
 if [ "$pass" != lesson ]; then
-  lessons=$(ctest --preset "$preset" -N -L lesson --show-only=json-v1 2>/dev/null | python3 -c '
-import json, sys
-meta = set(".^$*+?()[]{}|\\")
-names = [t["name"] for t in json.load(sys.stdin).get("tests", [])]
-print("|".join("".join("\\" + c if c in meta else c for c in n) for n in names))' 2>/dev/null || true)
-  CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${lessons:+-E "^($lessons)\$"} "$@" 2>&1 |
+  lessons=$(python3 scripts/test_summary.py --preset "$preset" --lessons-regex 2>/dev/null || true)
+  CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${lessons:+-E "$lessons"} "$@" 2>&1 |
     tee "$log" | drop_did_not_run
   status=${PIPESTATUS[0]}
 fi

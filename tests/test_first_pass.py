@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""scripts/test.sh's first pass leaves out exactly the lesson tests (ctest: passes.first_pass).
+ctest ignores -LE where the test preset has an exclude label of its own, so test.sh excludes them
+by name (test_summary.py --lessons-regex): in this build folder, the tests that regex leaves are
+every test but those labelled lesson, and none of those.
+    python3 tests/test_first_pass.py BUILD_DIR"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import test_summary  # noqa: E402
+
+
+def names(build, *args):
+    out = subprocess.run(["ctest", "--test-dir", build, "-N", "--show-only=json-v1", *args],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    return {t["name"] for t in json.loads(out).get("tests", [])}
+
+
+def main():
+    build = str(Path(sys.argv[1]).resolve())
+    everything, lessons = names(build), names(build, "-L", "lesson")
+    regex = test_summary.lessons_regex(["--test-dir", build])
+    first = names(build, "-E", regex)
+    if not lessons or not regex:
+        print(f"FAILED: no lesson tests found in {build} (regex {regex!r})")
+        return 1
+    wrong = (first & lessons) | ((everything - lessons) - first)
+    print(f"{len(everything)} tests, {len(lessons)} labelled lesson, {len(first)} in the first pass")
+    if wrong:
+        print("FAILED: the first pass gets these wrong:", ", ".join(sorted(wrong)[:10]))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
