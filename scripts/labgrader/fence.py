@@ -33,6 +33,7 @@ _slots = threading.Semaphore(SLOTS)
 _slot_lock = threading.Lock()
 _free = list(range(SLOTS))
 _block = None  # (block, its open lock file): this process's own uids, claimed at first use
+_block_lock = threading.Lock()
 
 
 def _claim_uid_block():
@@ -40,25 +41,30 @@ def _claim_uid_block():
     Every grader sweeps away every process of a run's uid when the run ends, so two graders
     sharing uids (ctest runs the five lab self-tests side by side) killed each other's compilers
     and drivers: builds with no output, "exit -9", on the H200. flock holds a block for as long
-    as this process lives, and lets it go however the process ends."""
+    as this process lives, and lets it go however the process ends.
+    One claim per process, under a lock: the grader's threads ask at once, and flock refuses a
+    second open of a block this process holds, so two threads claimed two blocks, and a jail
+    chowned to one block's uid was then built in by the other's ("nvcc fatal: Could not open
+    output file", the first builds of every lab self-test, H200)."""
     global _block
-    if _block is None:
-        os.makedirs(UID_LOCKS, mode=0o700, exist_ok=True)
-        st = os.lstat(UID_LOCKS)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o077 or not os.path.isdir(UID_LOCKS):
-            raise RuntimeError(f"{UID_LOCKS} must be a folder only the grader's user can use")
-        for block in range(BLOCKS):
-            fd = os.open(UID_LOCKS / f"{block}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            _block = (block, fd)
-            break
-        else:
-            raise RuntimeError(f"all {BLOCKS} blocks of uids are held by other graders")
-    return _block[0]
+    with _block_lock:
+        if _block is None:
+            os.makedirs(UID_LOCKS, mode=0o700, exist_ok=True)
+            st = os.lstat(UID_LOCKS)
+            if st.st_uid != os.geteuid() or st.st_mode & 0o077 or not os.path.isdir(UID_LOCKS):
+                raise RuntimeError(f"{UID_LOCKS} must be a folder only the grader's user can use")
+            for block in range(BLOCKS):
+                fd = os.open(UID_LOCKS / f"{block}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                _block = (block, fd)
+                break
+            else:
+                raise RuntimeError(f"all {BLOCKS} blocks of uids are held by other graders")
+        return _block[0]
 
 
 def gpu_probe():

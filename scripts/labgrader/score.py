@@ -13,6 +13,7 @@ from pathlib import Path
 from . import intake, lint, verify
 from .labs import LabError, file_task, kit_info, region_body, splice
 
+PERF_ROUNDS, PERF_ROUNDS_AT_MOST = 2, 5  # rounds of a speed gate: always, and while under it
 WHAT = {"memcheck": "an out-of-bounds or misaligned memory access",
         "racecheck": "a race in shared memory: threads read and write the same place with no "
                      "__syncthreads() between them",
@@ -133,13 +134,20 @@ class Grader:
         return False, f"compute-sanitizer --tool {tool} found {WHAT[tool]}: {said}"
 
     def perf(self, task, ref, mine, lock_path):
-        """Reference and student alternated twice, each on fresh inputs (a new seed a round),
-        timed by the driver with CUDA events; every timed output is checked."""
+        """Reference and student alternated, each on fresh inputs (a new seed a round), timed by
+        the driver with CUDA events; every timed output is checked. Two rounds, and up to three
+        more while the student is under the gate: the best of more runs only removes noise (a
+        shared GPU makes a run slower, never faster), so a slow submission stays slow, and an
+        honest one is not failed by another job's kernels (an untouched solution measured at 17%
+        once, on an H200 that ctest shared among 16 tests)."""
         perf = task["perf"]
         best = {"reference": None, "student": None}
         with open(lock_path, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # no two performance gates share the GPU at once
-            for _ in range(2):
+            rounds = 0
+            while rounds < PERF_ROUNDS_AT_MOST and (
+                    rounds < PERF_ROUNDS or best["reference"] / best["student"] < perf["min_ratio"]):
+                rounds += 1
                 seed = self.seed()
                 outs = {}
                 for who, binary in (("reference", ref), ("student", mine)):
@@ -163,7 +171,7 @@ class Grader:
                     return False, f"the output of the timed runs is wrong (seed {seed}): {why}"
         ratio = best["reference"] / best["student"]
         said = (f"{perf['what']}: {100 * ratio:.0f}% of the reference's speed ({best['student']:.4g} "
-                f"ms against {best['reference']:.4g} ms, CUDA events, best of 2 alternated runs); "
+                f"ms against {best['reference']:.4g} ms, CUDA events, best of {rounds} alternated runs); "
                 f"the gate is {100 * perf['min_ratio']:.0f}%")
         return ratio >= perf["min_ratio"], said
 

@@ -203,6 +203,23 @@ class Fence(unittest.TestCase):
             self.assertEqual(self.run_fenced("true")[0], 0)
         self.assertEqual(other.communicate(timeout=30)[0].strip(), "0 survived")
 
+    def test_threads_of_one_grader_share_one_uid_block(self):
+        # The grader's build threads ask for their uids at once, at first use. A jail chowned to
+        # one uid and built in as another fails to compile (H200: the first builds of every lab).
+        if not self.fence.drops_uid:
+            self.skipTest(f"fence {self.fence.kind}: every run keeps the grader's own uid")
+        out = subprocess.run([sys.executable, "-c", (
+            "import sys, threading; sys.path.insert(0, sys.argv[1])\n"
+            "from labgrader import fence\n"
+            "f = fence.Fence(); go = threading.Barrier(16); seen = []\n"
+            "def ask():\n"
+            "    go.wait(); seen.append(f.uid(0))\n"
+            "ts = [threading.Thread(target=ask) for _ in range(16)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "print(len(set(seen)), len(seen))"), str(Path(fence.__file__).parent.parent)],
+            stdout=subprocess.PIPE, text=True, timeout=60).stdout.split()
+        self.assertEqual(out, ["1", "16"], "threads of one grader were given uids of different blocks")
+
     def test_no_gpu_wording(self):
         why = fence.gpu_probe()
         if why:
@@ -276,6 +293,37 @@ class Score(unittest.TestCase):
             self.assertIsNone(got["ch02.1"][0])
             self.assertIn("clock", got["ch02.1"][1])
             self.assertIsNotNone(got["ch02.2"][0])
+
+    def test_speed_gate_takes_more_rounds_only_while_under_it(self):
+        # A fake driver: each timed run of "who" takes the next time from its list (ms).
+        import array
+        d = Path(tempfile.mkdtemp())
+        task = {"perf": {"what": "speed", "variant": "v", "min_ratio": 0.7}}
+
+        def gate(reference, student):
+            times = {"ref": list(reference), "mine": list(student)}
+            g = score.Grader(None, None, d, 30, None, seed=1)
+
+            def run_driver(binary, mode, seed, timeout, tool=None):
+                out = d / f"{binary}-{len(times[binary])}"
+                with open(out, "wb") as f:
+                    f.write(f"time v {times[binary].pop(0)}\n".encode())
+                    f.write(b"rec p f32 2\n" + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
+                return 0, "", out
+            g.run_driver = run_driver
+            fast, said = g.perf(task, "ref", "mine", d / "perf.lock")
+            return fast, said, 5 - len(times["mine"])
+
+        # Honest and fast: two rounds, as always.
+        self.assertEqual(gate([2, 2, 2, 2, 2], [2.1, 2.2, 9, 9, 9])[::2], (True, 2))
+        # Honest, slowed by another job in its first two rounds: more rounds, and it passes.
+        fast, said, rounds = gate([2, 2, 2, 2, 2], [12, 12, 2.1, 9, 9])
+        self.assertEqual((fast, rounds), (True, 3))
+        self.assertIn("best of 3 alternated runs", said)
+        # Slow in every round: five rounds, and it fails.
+        fast, said, rounds = gate([2, 2, 2, 2, 2], [4, 4, 4, 4, 4])
+        self.assertEqual((fast, rounds), (False, 5))
+        self.assertIn("50% of the reference's speed", said)
 
     def test_an_error_scores_zero_for_its_task_only(self):
         task = labs.find_lab("ch02")[0]["tasks"][1]
