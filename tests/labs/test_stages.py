@@ -239,6 +239,29 @@ class Build(unittest.TestCase):
         t = lab["tasks"][0]
         self.assertNotEqual(b.key(lab, t, "a"), b.key(lab, t, "b"))
 
+    def test_two_graders_sharing_a_cache_build_a_reference_once(self):
+        # A fake nvcc that takes a moment and writes different bytes each time, as two real
+        # builds in two temporary trees do (-lineinfo keeps their paths).
+        d = Path(tempfile.mkdtemp())
+        nvcc = d / "nvcc"
+        nvcc.write_text("#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\n"
+                        "sleep 1; head -c 64 /dev/urandom > \"$2\"\n")
+        nvcc.chmod(0o755)
+        lab = labs.find_lab("ch02")[0]
+        task = lab["tasks"][0]
+        graders = [build.Builder(d / "work", "sm_90", str(nvcc), fence.Fence("setsid"), True)
+                   for _ in range(2)]
+        got = [None, None]
+
+        def grade(i):
+            got[i] = graders[i].reference(lab, task, "the reference's text")[0]
+        ts = [threading.Thread(target=grade, args=(i,)) for i in range(2)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        self.assertEqual(got[0], got[1])
+        for g in graders:  # each grader's recorded hash still matches the one binary
+            g.verified(got[0])
+
     def test_a_changed_binary_is_refused(self):
         b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
         d = Path(tempfile.mkdtemp()) / "key1"
