@@ -75,7 +75,8 @@ def _breakdown(step):
     passes = step.get("passes_s")  # scripts/ci_record.py --pass: command 2 in two calls
     if passes and len(passes) == 2:
         text += (f"; in two calls, as a runner limited to 10 min a command runs it: build and "
-                 f"side-by-side pass {duration(passes['side'])}, lesson pass {duration(passes['lesson'])}")
+                 f"side-by-side pass {duration(passes['side'])}, second pass (lessons, lab self-tests) "
+                 f"{duration(passes['lesson'])}")
     return text
 
 

@@ -14,7 +14,8 @@
 # quickest run on a machine without a GPU, which can only compile them.
 #   scripts/test.sh --preset gpu --pass side     the same run in two commands, for a machine whose
 #   scripts/test.sh --preset gpu --pass lesson   commands are limited in time: set up, build and
-#       the side-by-side pass; then the lesson pass and the summary of both (times.json: the sums)
+#       the side-by-side pass; then the second pass (lessons, lab self-tests) and the summary of
+#       both (times.json: the sums)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=default
@@ -77,14 +78,17 @@ drop_did_not_run() {
 set +e
 # Two passes. A lesson (common/report.h) is a timing, so it means something only when the program
 # has the GPU to itself: the first pass runs everything else side by side, where a program only
-# reports its lessons (CUDA_EXAMPLES_LESSONS=report); the second runs the lesson tests (label
-# lesson: the lesson runs, the planted bugs that break a lesson, and their controls) one at a time.
-# The first pass leaves the lesson tests out by name: ctest ignores -LE where the test preset has
-# an exclude label of its own (ours leave out "sanitize"; so CMake 3.25 and 4.4 both do), and
+# reports its lessons (CUDA_EXAMPLES_LESSONS=report). The second runs the lesson tests (label
+# lesson: the lesson runs, the planted bugs that break a lesson or print an impossible rate, and
+# their controls) one at a time, then the lab self-tests (label lab) beside one another: each
+# grader times submissions against the reference, and a lock keeps their speed gates apart, but
+# a dozen other tests on the GPU made an honest solution miss its gate.
+# The first pass leaves both out by name: ctest ignores -LE where the test preset has an exclude
+# label of its own (ours leave out "sanitize"; so CMake 3.25 and 4.4 both do), and
 # "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
 if [ "$pass" != lesson ]; then
-  lessons=$(python3 scripts/test_summary.py --preset "$preset" --lessons-regex 2>/dev/null || true)
-  CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${lessons:+-E "$lessons"} "$@" 2>&1 |
+  second=$(python3 scripts/test_summary.py --preset "$preset" --second-pass-regex 2>/dev/null || true)
+  CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${second:+-E "$second"} "$@" 2>&1 |
     tee "$log" | drop_did_not_run
   status=${PIPESTATUS[0]}
 fi
@@ -98,9 +102,14 @@ if [ "$pass" = side ]; then
 fi
 [ "$pass" = lesson ] && [ "$side_status" != 0 ] && status=1
 lesson_junit=$(realpath -m "$build_dir/junit-lesson.xml")
-rm -f "$lesson_junit"
+lab_junit=$(realpath -m "$build_dir/junit-lab.xml")
+rm -f "$lesson_junit" "$lab_junit"
 echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
 ctest --preset "$preset" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
+  tee -a "$log" | drop_did_not_run
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+echo "The lab self-tests, beside one another (their graders time submissions):"
+ctest --preset "$preset" -j "$jobs" -L '^lab$' --no-tests=ignore --output-junit "$lab_junit" "$@" 2>&1 |
   tee -a "$log" | drop_did_not_run
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 set -e
@@ -109,7 +118,7 @@ if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
   # environment too, and then fails the run on any skip but "needs N GPUs". With --pass lesson,
   # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
-  python3 scripts/test_summary.py --preset "$preset" --also "$lesson_junit" --ctest-log "$log" \
+  python3 scripts/test_summary.py --preset "$preset" --also "$lesson_junit" --also "$lab_junit" --ctest-log "$log" \
     --times "$build_dir/times.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
     --phase "configure=$t1:$t2" --phase "build=$t2:$t3" --phase "tests=$t3:$t4" ||
     { rc=$?; if [ $rc = 1 ]; then status=1; fi; }

@@ -7,9 +7,10 @@ output, which ctest keeps in its JUnit file.
     python3 scripts/test_summary.py --preset default   the JUnit file of a test preset
     python3 scripts/test_summary.py build/junit.xml    any file from ctest --output-junit
     python3 scripts/test_summary.py --preset gpu --where   only say where that file is
-    python3 scripts/test_summary.py --preset gpu --lessons-regex   the lesson tests' names, as
-        one ctest regex for -E: scripts/test.sh's first pass leaves them out by name, since ctest
-        ignores -LE where the test preset has an exclude label of its own (ours: "sanitize")
+    python3 scripts/test_summary.py --preset gpu --second-pass-regex   the names of the tests
+        that need the GPU to themselves (labels lesson and lab), as one ctest regex for -E:
+        scripts/test.sh's first pass leaves them out by name, since ctest ignores -LE where the
+        test preset has an exclude label of its own (ours: "sanitize")
 
 scripts/test.sh and scripts/sanitize.sh call it after ctest, with --times (how long each step
 took, and each label's summed test time from ctest's log: written as JSON for the record that
@@ -249,10 +250,18 @@ def summarise(path, gated=False, also=()):
     return counts, True
 
 
-def lessons_regex(where):
-    """"^(a|b|...)$" matching exactly the tests labelled lesson (where: ctest's --preset P or
-    --test-dir D arguments); "" when there are none. Each name is escaped for ctest's regex."""
-    listed = subprocess.run(["ctest", *where, "-N", "-L", "lesson", "--show-only=json-v1"],
+# The tests scripts/test.sh keeps out of its side-by-side pass: each reads a timing, which means
+# something only when the GPU is not shared with a dozen other tests. lesson: the lesson runs, and
+# the planted bugs that break a lesson or print an impossible rate, one at a time. lab: the lab
+# self-tests, whose graders time each submission against the reference (a speed gate); they run
+# beside one another (one lock keeps their gates apart), but not beside the rest of the suite.
+SECOND_PASS_LABELS = "^(lesson|lab)$"
+
+
+def second_pass_regex(where):
+    """"^(a|b|...)$" matching exactly the tests labelled lesson or lab (where: ctest's --preset P
+    or --test-dir D arguments); "" when there are none. Each name is escaped for ctest's regex."""
+    listed = subprocess.run(["ctest", *where, "-N", "-L", SECOND_PASS_LABELS, "--show-only=json-v1"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True,
                             cwd=ROOT).stdout
     names = [t["name"] for t in json.loads(listed).get("tests", [])]
@@ -266,9 +275,10 @@ def main():
     parser.add_argument("junit", nargs="?", help="a JUnit file written by ctest --output-junit")
     parser.add_argument("--preset", help="read the JUnit file this test preset writes")
     parser.add_argument("--where", action="store_true", help="only print the JUnit file's path")
-    parser.add_argument("--lessons-regex", action="store_true",
-                        help="only print a regex of the lesson tests' names (for ctest -E)")
-    parser.add_argument("--test-dir", help="(--lessons-regex) a build folder instead of --preset")
+    parser.add_argument("--second-pass-regex", action="store_true",
+                        help="only print a regex of the names of the tests labelled lesson or lab "
+                             "(for ctest -E)")
+    parser.add_argument("--test-dir", help="(--second-pass-regex) a build folder instead of --preset")
     parser.add_argument("--also", action="append", default=[], metavar="JUNIT",
                         help="another JUnit file of the same run (a second ctest pass), if it exists")
     parser.add_argument("--ctest-log", help="ctest's output (for its Label Time Summary)")
@@ -277,8 +287,8 @@ def main():
                         help="a step's wall-clock start and end (seconds since the epoch); "
                              "a name given twice adds up")
     opts = parser.parse_args()
-    if opts.lessons_regex:
-        print(lessons_regex(["--test-dir", opts.test_dir] if opts.test_dir else ["--preset", opts.preset]))
+    if opts.second_pass_regex:
+        print(second_pass_regex(["--test-dir", opts.test_dir] if opts.test_dir else ["--preset", opts.preset]))
         return 0
     if bool(opts.junit) == bool(opts.preset):
         parser.error("give a JUnit file or --preset NAME (one of them)")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""scripts/test.sh's first pass leaves out exactly the lesson tests (ctest: passes.first_pass).
-ctest ignores -LE where the test preset has an exclude label of its own, so test.sh excludes them
-by name (test_summary.py --lessons-regex): in this build folder, the tests that regex leaves are
-every test but those labelled lesson, and none of those.
+"""scripts/test.sh's first pass leaves out exactly the tests of its second pass, those labelled
+lesson or lab (ctest: passes.first_pass). ctest ignores -LE where the test preset has an exclude
+label of its own, so test.sh excludes them by name (test_summary.py --second-pass-regex): in this
+build folder, the tests that regex leaves are every test but those, and none of those.
     python3 tests/test_first_pass.py BUILD_DIR"""
 import json
 import subprocess
@@ -21,14 +21,17 @@ def names(build, *args):
 
 def main():
     build = str(Path(sys.argv[1]).resolve())
-    everything, lessons = names(build), names(build, "-L", "lesson")
-    regex = test_summary.lessons_regex(["--test-dir", build])
+    everything = names(build)
+    lessons, labs = names(build, "-L", "lesson"), names(build, "-L", "^lab$")
+    second = lessons | labs
+    regex = test_summary.second_pass_regex(["--test-dir", build])
     first = names(build, "-E", regex)
-    if not lessons or not regex:
-        print(f"FAILED: no lesson tests found in {build} (regex {regex!r})")
+    if not lessons or not labs or not regex:
+        print(f"FAILED: no lesson or no lab tests found in {build} (regex {regex!r})")
         return 1
-    wrong = (first & lessons) | ((everything - lessons) - first)
-    print(f"{len(everything)} tests, {len(lessons)} labelled lesson, {len(first)} in the first pass")
+    wrong = (first & second) | ((everything - second) - first)
+    print(f"{len(everything)} tests, {len(lessons)} labelled lesson and {len(labs)} lab, "
+          f"{len(first)} in the first pass")
     if wrong:
         print("FAILED: the first pass gets these wrong:", ", ".join(sorted(wrong)[:10]))
         return 1
