@@ -305,8 +305,11 @@ def execute(args, config, binaries, control=False):
         status = "caught" if check in ("verdict", "gtest") else "other"
         return dict(result, status=status, said=f"hang, stopped after {timeout} s")
     if check == "verdict" or check == "lesson":
-        verdict = re.findall(r"^(?:Verdict|Lesson): .*$", out, re.M)
-        said = verdict[-1] if verdict else f"exit {rc}, no verdict line"
+        # The line that decides, where one fails (an impossible rate comes before the verdict
+        # and the lesson, which may both read well); otherwise the last verdict or lesson line.
+        lines = re.findall(r"^(?:impossible measurement|Verdict|Lesson): .*$", out, re.M)
+        failing = [l for l in lines if l.startswith(("impossible", "Verdict: FAIL", "Lesson: MISSED"))]
+        said = failing[0] if failing else lines[-1] if lines else f"exit {rc}, no verdict line"
         missed = re.search(r"^Lesson: MISSED", out, re.M) is not None
         if check == "verdict":
             # Exit 2 is the unpatched program refusing a command line (the planted bug may be

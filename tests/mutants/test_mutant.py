@@ -100,6 +100,15 @@ class ControlAndCatch(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("CAUGHT by verdict", out)
 
+    def test_the_catch_names_the_line_that_failed(self):
+        # An impossible rate comes first; the verdict and the lesson after it may read well.
+        rate = script(self.tmp.name, "rate", 'echo "impossible measurement: 9 TB/s"; '
+                      'echo "Verdict: PASS"; echo "Lesson: shown"; exit 1')
+        self.assertEqual(self.control(self.good)[0], 0)
+        rc, out = self.caught(rate)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("CAUGHT   verdict (default size): impossible measurement: 9 TB/s", out)
+
     def test_a_bug_that_passes_survives(self):
         self.control(self.good)
         rc, out = self.caught(self.good)
