@@ -19,7 +19,8 @@ too: it says whether the build folder was there when it started. DIR gets record
 machine, the commit, each step's wall time, exit code and breakdown: setup, configure, build,
 tests, and each label's summed test seconds from ctest) and one log per step. Commit DIR's
 record.json as docs/runs/<machine>/ci-<mode>.json. --commit names the commit run where the tree
-is no git checkout (a copy sent to a GPU machine); otherwise it is read from the tree, with
+is a copy (one sent to a GPU machine): no git checkout, or one whose .git is not the tree's own
+(then what git said there is kept as git_saw); otherwise the commit is read from the tree, with
 "(local changes)" when it differs. Exit status: that of the first step that failed, else 0.
 """
 import argparse
@@ -77,7 +78,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=sorted(MODES))
     parser.add_argument("--out", required=True, help="where record.json and the logs go")
-    parser.add_argument("--commit", help="the commit this tree is, where it is no git checkout")
+    parser.add_argument("--commit", help="the commit this tree is, where it is a copy (git there is not asked)")
     parser.add_argument("--note", default="", help="a sentence kept with the record")
     parser.add_argument("--only", action="append", default=[], metavar="STEP",
                         help="run only this step (repeatable): 'command 2', 'sanitizers', 'command 1'")
@@ -104,13 +105,20 @@ def main():
             parser.error(f"no step {', '.join(sorted(unknown))} in mode {opts.mode}")
         steps = [step for step in steps if step[0] in opts.only]
     commit, dirty = tour.project_commit()
-    if commit == "unknown" and opts.commit:
+    git_saw = None
+    if opts.commit and commit != opts.commit:
+        # The tree is a copy whose .git, if any, is not its own: the H200's copies carried the
+        # .git of an older commit, and git there saw "local changes" that were the newer commit.
+        # The operator's word wins, and what git said there is kept beside it.
+        if commit != "unknown":
+            git_saw = commit + (" (local changes)" if dirty else "")
         commit, dirty = opts.commit, None
     env = dict(os.environ)
     if opts.mode == "cpu-no-mutants":
         env["CUDA_EXAMPLES_MUTANTS"] = "off"
     record = {"schema": "cuda-examples-ci-times/1", "mode": opts.mode, "machine": machine(),
               "commit": commit, "dirty": dirty, "note": opts.note,
+              **({"git_saw": git_saw} if git_saw else {}),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "fresh_clone": not os.path.exists(build_dir), "steps": []}
     status = 0
