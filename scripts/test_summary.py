@@ -158,10 +158,11 @@ def kinds(names):
 
 
 def label_times(log):
-    """{label: summed seconds of its tests} from ctest's "Label Time Summary"."""
+    """{label: summed seconds of its tests} from ctest's "Label Time Summary", added up over
+    every ctest run in the log (scripts/test.sh prints one a pass: each counts only its own)."""
     out = {}
     for label, seconds in re.findall(r"^\s*([\w.-]+)\s+=\s+([\d.]+) sec\*proc", log, re.M):
-        out[label] = float(seconds)
+        out[label] = round(out.get(label, 0.0) + float(seconds), 2)
     return out
 
 
