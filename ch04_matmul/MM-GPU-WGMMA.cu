@@ -195,8 +195,10 @@ __device__ void wgmma_64x256(float (&d)[128], uint64_t desc_a, uint64_t desc_b, 
             "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
             "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
             "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, "
+            "%104, %105, %106, %107, %108, %109, %110, %111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, "
+            "%120, %121, %122, %123, %124, %125, %126, %127}, "
             "%128, %129, accumulate, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
               "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
@@ -231,8 +233,10 @@ __device__ void wgmma_64x256(float (&d)[128], uint64_t desc_a, uint64_t desc_b, 
             "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
             "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
             "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, "
+            "%104, %105, %106, %107, %108, %109, %110, %111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, "
+            "%120, %121, %122, %123, %124, %125, %126, %127}, "
             "%128, %129, accumulate, 1, 1, 0, 0;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
               "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
@@ -693,6 +697,112 @@ inline void require_wgmma_build(const char* program) {
     std::exit(EXIT_CODE_NO_DEVICE);
 }
 
+// --step: 'all' runs steps 1 to STEPS in turn; a number runs that step alone.
+inline void read_steps(Args& args, int* first, int* last) {
+    std::string text = args.text("--step", "all");
+    *first = 1, *last = STEPS;
+    if (text == "all") return;
+    if (text.size() != 1 || text[0] < '1' || text[0] > '0' + STEPS)
+        args.fail("--step must be 1, 2, 3, 4 or 'all'");
+    *first = *last = text[0] - '0';
+}
+
+// The launch of the last step run: a block per 128 x 256 tile (step 4: whole clusters), and
+// the producer's warpgroup from step 3 on.
+inline void report_wgmma_launch(Report& report, int W, int last) {
+    long long row_tiles = ceil_div(W, BM), col_tiles = ceil_div(W, BN);
+    if (last == 4) row_tiles = ceil_div(row_tiles, CLUSTER) * CLUSTER;
+    report.launch(row_tiles * col_tiles, (last <= 2 ? CONSUMERS : CONSUMERS + 1) * WARPGROUP);
+}
+
+// The conversion of M and N for the kernels (padded rows, N transposed), timed once more.
+inline TimingStats time_conversion(Precision precision, const float* dev_M, const float* dev_N,
+                                   int W) {
+    return time_gpu(
+        [&] {
+            WgmmaInputs again = prepare_wgmma_inputs(precision, dev_M, dev_N, W);
+            free_wgmma_inputs(again);
+        },
+        3, 1);
+}
+
+// --compare-cublas: cuBLAS on the same rounded inputs, unpadded and N as it is, in GFLOP/s
+// (NaN without the option). It overwrites dev_P: call it after the steps are checked.
+inline double cublas_gflops_here(Report& report, bool compare, Precision precision,
+                                 const float* dev_M, const float* dev_N, float* dev_P, int W,
+                                 double flops) {
+    if (!compare) return NAN;
+    void *dev_A, *dev_B;
+    HANDLE_ERROR(cudaMalloc(&dev_A, input_bytes(precision, W)));
+    HANDLE_ERROR(cudaMalloc(&dev_B, input_bytes(precision, W)));
+    convert_inputs(precision, dev_M, dev_A, (size_t)W * W);
+    convert_inputs(precision, dev_N, dev_B, (size_t)W * W);
+    TimingStats t = time_cublas_yardstick(precision, dev_A, dev_B, dev_P, W, report.repeats());
+    double gflops = flops / (t.median_ms * 1e6);
+    report.record(precision == Precision::tf32 ? "cublas-tf32" : "cublas-bf16",
+                  "cuBLAS (yardstick)", t, NAN, gflops, NAN, nullptr);
+    HANDLE_ERROR(cudaFree(dev_A));
+    HANDLE_ERROR(cudaFree(dev_B));
+    return gflops;
+}
+
+// The steps' records: kernel only, and their share of cuBLAS in the same run.
+inline void record_steps(Report& report, Precision precision, int first, int last,
+                         const TimingStats* kernel, double flops, double cublas_gflops,
+                         bool compare) {
+    for (int step = first; step <= last; step++) {
+        char variant[32], label[64];
+        std::snprintf(variant, sizeof variant, "step%d-%s", step, precision_name(precision));
+        std::snprintf(label, sizeof label, "step %d, kernel only", step);
+        double gflops = flops / (kernel[step].median_ms * 1e6);
+        report.record(variant, label, kernel[step], NAN, gflops, NAN, nullptr);
+        report.extra("cublas_gflops", cublas_gflops);
+        report.extra("ratio_to_cublas", gflops / cublas_gflops);
+        if (compare) std::printf("  %-34s %.1f%% of cuBLAS\n", "", 100 * gflops / cublas_gflops);
+    }
+}
+
+// The device memory of a run: M, N, P (bytes, guarded), the padded inputs and, for cuBLAS,
+// the unpadded ones.
+inline size_t wgmma_device_bytes(Precision p, int W, size_t bytes, size_t guarded) {
+    size_t padded = (size_t)W * padded_pitch(p, W) * element_bytes(p);
+    return 2 * bytes + guarded + 2 * padded + 2 * input_bytes(p, W);
+}
+
+// What the steps did: the last check, the first that failed and the list of failed steps,
+// each step's kernel time, and the end-to-end time of the first step.
+struct Steps {
+    CheckResult check, first_wrong;
+    std::string failures;  // "2, 4"
+    TimingStats kernel[STEPS + 1];
+    double end_to_end_ms = NAN;
+};
+
+// Each step: P poisoned, one launch, checked against the double product of the UNROUNDED M
+// and N (matrix.h: the rounding of the inputs is in the tolerance), then timed. A step is
+// printed with the check it passed or failed. end_to_end (started before the uploads) stops
+// when the first step's P is back on the host.
+inline Steps run_steps(int first, int last, const WgmmaInputs& in, const float* M, const float* N,
+                       float* P, float* dev_P, size_t guarded, HostTimer& end_to_end, int repeats) {
+    Steps s;
+    for (int step = first; step <= last; step++) {
+        HANDLE_ERROR(cudaMemset(dev_P, 0xFF, guarded));  // an unwritten element reads NaN
+        launch_matmul_wgmma(step, in, dev_P);
+        CHECK_LAUNCH_SYNC();
+        HANDLE_ERROR(cudaMemcpy(P, dev_P, guarded, cudaMemcpyDeviceToHost));
+        if (step == first) s.end_to_end_ms = end_to_end.stop_ms();
+        s.check = check_product(M, N, P, in.W, 7, unit_roundoff(in.precision));
+        check_guard(P, in.W, &s.check);  // P[W * W] must still hold the poison
+        std::printf("  step %d (%s): %s\n", step, STEP_NAMES[step],
+                    s.check.passed() ? "correct" : describe(s.check).c_str());
+        if (!s.check.passed() && s.failures.empty()) s.first_wrong = s.check;
+        if (!s.check.passed())
+            s.failures += (s.failures.empty() ? "" : ", ") + std::to_string(step);
+        s.kernel[step] = time_gpu([&] { launch_matmul_wgmma(step, in, dev_P); }, repeats);
+    }
+    return s;
+}
+
 #ifndef CUDA_EXAMPLES_NO_MAIN
 const char* USAGE =
     "usage: MM-GPU-WGMMA [--precision bf16|tf32] [--step 1|2|3|4|all] [--width W]\n"
@@ -718,27 +828,17 @@ int main(int argc, char** argv) {
     Args args(argc, argv, USAGE);
     MatrixRun run = read_matrix_run(args, "random", true, true);  // --width, --data, ...
     Precision precision = read_precision(args, "bf16", false);
-    std::string step_text = args.text("--step", "all");
-    int first = 1, last = STEPS;
-    if (step_text != "all") {
-        if (step_text.size() != 1 || step_text[0] < '1' || step_text[0] > '0' + STEPS)
-            args.fail("--step must be 1, 2, 3, 4 or 'all'");
-        first = last = step_text[0] - '0';
-    }
+    int first, last;
+    read_steps(args, &first, &last);
     bool compare = args.flag("--compare-cublas");
     Report report(args, 10);
     int W = run.W;
-    size_t n = (size_t)W * W, bytes = run.bytes, guarded = run.guarded_bytes();
-    size_t converted = (size_t)W * padded_pitch(precision, W) * element_bytes(precision);
-    // M, N, P, the padded inputs and (for cuBLAS) the unpadded ones.
-    report.start(2 * bytes + guarded + 2 * converted + 2 * input_bytes(precision, W), 0);
+    size_t bytes = run.bytes, guarded = run.guarded_bytes();
+    report.start(wgmma_device_bytes(precision, W, bytes, guarded), 0);
     require_hopper(report.device(), args.program());
     require_wgmma_build(args.program());
     report_matrix_run(report, run).size("precision", precision_name(precision));
-    // The launch of the last step run: a block per 128 x 256 tile (step 4: whole clusters).
-    long long row_tiles = ceil_div(W, BM), col_tiles = ceil_div(W, BN);
-    if (last == 4) row_tiles = ceil_div(row_tiles, CLUSTER) * CLUSTER;
-    report.launch(row_tiles * col_tiles, (last <= 2 ? CONSUMERS : CONSUMERS + 1) * WARPGROUP);
+    report_wgmma_launch(report, W, last);
 
     float* M = (float*)host_alloc(args, bytes);
     float* N = (float*)host_alloc(args, bytes);
@@ -746,7 +846,6 @@ int main(int argc, char** argv) {
     fill_inputs(M, N, run);
     // End to end, for the first step: allocate, copy in, convert, multiply, copy out.
     HostTimer end_to_end;
-    double end_to_end_ms = NAN;
     float *dev_M, *dev_N, *dev_P;
     HANDLE_ERROR(cudaMalloc(&dev_M, bytes));
     HANDLE_ERROR(cudaMalloc(&dev_N, bytes));
@@ -754,64 +853,18 @@ int main(int argc, char** argv) {
     HANDLE_ERROR(cudaMemcpy(dev_M, M, bytes, cudaMemcpyHostToDevice));
     HANDLE_ERROR(cudaMemcpy(dev_N, N, bytes, cudaMemcpyHostToDevice));
     WgmmaInputs in = prepare_wgmma_inputs(precision, dev_M, dev_N, W);
-    TimingStats conversion = time_gpu(
-        [&] {
-            WgmmaInputs again = prepare_wgmma_inputs(precision, dev_M, dev_N, W);
-            free_wgmma_inputs(again);
-        },
-        3, 1);
+    TimingStats conversion = time_conversion(precision, dev_M, dev_N, W);
 
-    // Each step: P poisoned, one launch, checked against the double product of the
-    // UNROUNDED M and N (matrix.h: the rounding of the inputs is in the tolerance), then
-    // timed. A step is printed with the check it passed or failed.
-    CheckResult check, first_wrong;
-    TimingStats kernel[STEPS + 1];
-    std::string failures;
-    for (int step = first; step <= last; step++) {
-        HANDLE_ERROR(cudaMemset(dev_P, 0xFF, guarded));  // an unwritten element reads NaN
-        launch_matmul_wgmma(step, in, dev_P);
-        CHECK_LAUNCH_SYNC();
-        HANDLE_ERROR(cudaMemcpy(P, dev_P, guarded, cudaMemcpyDeviceToHost));
-        if (step == first) end_to_end_ms = end_to_end.stop_ms();
-        check = check_product(M, N, P, W, 7, unit_roundoff(precision));
-        check_guard(P, W, &check);  // P[W * W] must still hold the poison
-        std::printf("  step %d (%s): %s\n", step, STEP_NAMES[step],
-                    check.passed() ? "correct" : describe(check).c_str());
-        if (!check.passed() && failures.empty()) first_wrong = check;
-        if (!check.passed()) failures += (failures.empty() ? "" : ", ") + std::to_string(step);
-        kernel[step] = time_gpu([&] { launch_matmul_wgmma(step, in, dev_P); }, report.repeats());
-    }
+    Steps steps = run_steps(first, last, in, M, N, P, dev_P, guarded, end_to_end, report.repeats());
 
-    // cuBLAS on the same rounded inputs, unpadded and N as it is (dev_P is overwritten).
-    double flops = run.flops(), cublas_gflops = NAN;
-    if (compare) {
-        void *dev_A, *dev_B;
-        HANDLE_ERROR(cudaMalloc(&dev_A, input_bytes(precision, W)));
-        HANDLE_ERROR(cudaMalloc(&dev_B, input_bytes(precision, W)));
-        convert_inputs(precision, dev_M, dev_A, n);
-        convert_inputs(precision, dev_N, dev_B, n);
-        TimingStats t = time_cublas_yardstick(precision, dev_A, dev_B, dev_P, W, report.repeats());
-        cublas_gflops = flops / (t.median_ms * 1e6);
-        report.record(precision == Precision::tf32 ? "cublas-tf32" : "cublas-bf16",
-                      "cuBLAS (yardstick)", t, NAN, cublas_gflops, NAN, nullptr);
-        HANDLE_ERROR(cudaFree(dev_A));
-        HANDLE_ERROR(cudaFree(dev_B));
-    }
-    // The steps' records: kernel only, and the share of cuBLAS in the same run.
-    for (int step = first; step <= last; step++) {
-        char variant[32], label[64];
-        std::snprintf(variant, sizeof variant, "step%d-%s", step, precision_name(precision));
-        std::snprintf(label, sizeof label, "step %d, kernel only", step);
-        double gflops = flops / (kernel[step].median_ms * 1e6);
-        report.record(variant, label, kernel[step], NAN, gflops, NAN, nullptr);
-        report.extra("cublas_gflops", cublas_gflops);
-        report.extra("ratio_to_cublas", gflops / cublas_gflops);
-        if (compare) std::printf("  %-34s %.1f%% of cuBLAS\n", "", 100 * gflops / cublas_gflops);
-    }
-    report.note("end to end, first step", "end_to_end_ms", end_to_end_ms);
+    double flops = run.flops();
+    double cublas_gflops =
+        cublas_gflops_here(report, compare, precision, dev_M, dev_N, dev_P, W, flops);
+    record_steps(report, precision, first, last, steps.kernel, flops, cublas_gflops, compare);
+    report.note("end to end, first step", "end_to_end_ms", steps.end_to_end_ms);
     report.note("conversion of M and N (once)", "convert_ms", conversion.median_ms);
-    report_relative_error(report, check);
-    report_cpu_baseline(report, args, run, M, N, end_to_end_ms, kernel[last]);
+    report_relative_error(report, steps.check);
+    report_cpu_baseline(report, args, run, M, N, steps.end_to_end_ms, steps.kernel[last]);
 
     free_wgmma_inputs(in);
     HANDLE_ERROR(cudaFree(dev_M));
@@ -820,10 +873,10 @@ int main(int argc, char** argv) {
     std::free(M);
     std::free(N);
     std::free(P);
-    if (!failures.empty())
-        return report.verdict(false, "step(s) %s wrong; the first: %s", failures.c_str(),
-                              describe(first_wrong).c_str());
+    if (!steps.failures.empty())
+        return report.verdict(false, "step(s) %s wrong; the first: %s", steps.failures.c_str(),
+                              describe(steps.first_wrong).c_str());
     return report.verdict(true, "%s: %s", first == last ? "the step" : "every step",
-                          describe(check).c_str());
+                          describe(steps.check).c_str());
 }
 #endif
