@@ -84,7 +84,8 @@ def main():
                         help="run only this step (repeatable): 'command 2', 'sanitizers', 'command 1'")
     parser.add_argument("--pass", dest="test_pass", choices=("side", "lesson"),
                         help="command 2 in two calls: its side-by-side pass (with the build), then "
-                             "its lesson pass and summary (--append), kept as one step")
+                             "its second pass (lessons, then the lab self-tests) and summary (--append), "
+                             "kept as one step")
     parser.add_argument("--append", action="store_true",
                         help="add the steps to DIR/record.json (a second call on the same machine, "
                              "its build folder kept: the sanitizers and the tour after command 2)")

@@ -135,6 +135,13 @@ class Lint(unittest.TestCase):
         self.assertEqual(self.lint("float f = float(i) * 2.0f;", "c[i] = (elem_t)(a[i]);"), [])
 
 
+def another_grader(code):
+    """The command line of a grader process of its own (its own uids, its own threads): Python
+    with labgrader's fence imported, then code."""
+    return [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
+            "from labgrader import fence\n" + code, str(Path(fence.__file__).parent.parent)]
+
+
 class Fence(unittest.TestCase):
     def setUp(self):
         self.fence = fence.Fence()
@@ -185,14 +192,12 @@ class Fence(unittest.TestCase):
         # the same machine (ctest runs the lab self-tests side by side) must not lose its run.
         if not self.fence.drops_uid:
             self.skipTest(f"fence {self.fence.kind}: every run keeps the grader's own uid")
-        other = subprocess.Popen([sys.executable, "-c", (
-            "import sys, tempfile, time; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
-            "from labgrader import fence\n"
+        other = subprocess.Popen(another_grader(
+            "import tempfile; from pathlib import Path\n"
             "f = fence.Fence(); slot = f.take_slot(); d = Path(tempfile.mkdtemp()); d.chmod(0o711)\n"
             "print(f.uid(slot), flush=True)\n"
             "rc, out, _ = f.run(['/bin/sh', '-c', 'sleep 3; echo survived'], f.jail(d, slot, 'j'), slot, 20)\n"
-            "print(rc, out.strip(), flush=True)"), str(Path(fence.__file__).parent.parent)],
-            stdout=subprocess.PIPE, text=True)
+            "print(rc, out.strip(), flush=True)"), stdout=subprocess.PIPE, text=True)
         other_uid = int(other.stdout.readline())
         slot = self.fence.take_slot()
         try:
@@ -208,16 +213,15 @@ class Fence(unittest.TestCase):
         # one uid and built in as another fails to compile (H200: the first builds of every lab).
         if not self.fence.drops_uid:
             self.skipTest(f"fence {self.fence.kind}: every run keeps the grader's own uid")
-        out = subprocess.run([sys.executable, "-c", (
-            "import sys, threading; sys.path.insert(0, sys.argv[1])\n"
-            "from labgrader import fence\n"
+        out = subprocess.run(another_grader(
+            "import threading\n"
             "f = fence.Fence(); go = threading.Barrier(16); seen = []\n"
             "def ask():\n"
             "    go.wait(); seen.append(f.uid(0))\n"
             "ts = [threading.Thread(target=ask) for _ in range(16)]\n"
             "[t.start() for t in ts]; [t.join() for t in ts]\n"
-            "print(len(set(seen)), len(seen))"), str(Path(fence.__file__).parent.parent)],
-            stdout=subprocess.PIPE, text=True, timeout=60).stdout.split()
+            "print(len(set(seen)), len(seen))"), stdout=subprocess.PIPE, text=True,
+            timeout=60).stdout.split()
         self.assertEqual(out, ["1", "16"], "threads of one grader were given uids of different blocks")
 
     def test_no_gpu_wording(self):
