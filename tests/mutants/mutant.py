@@ -253,6 +253,11 @@ def execute_all(args, configs, binaries, control=False):
     return results
 
 
+def took(result):
+    """' (12.3 s)': how long a check ran, so that a slow planted bug or control shows why."""
+    return f" ({result['seconds']} s)" if "seconds" in result else ""
+
+
 def key(config):
     return json.dumps(config, sort_keys=True)
 
@@ -291,8 +296,9 @@ def execute(args, config, binaries, control=False):
     # control as a fixture) no check enforces a lesson.
     shared = check != "lesson" or os.environ.get("CUDA_EXAMPLES_LESSONS") == "report"
     env = dict(os.environ, CUDA_EXAMPLES_LESSONS="report" if shared else "enforce")
+    start = time.monotonic()
     rc, out = run(words, timeout, env)
-    result = {"exit": rc, "output": last_lines(out)}
+    result = {"exit": rc, "output": last_lines(out), "seconds": round(time.monotonic() - start, 1)}
     if check == "window":
         said = re.findall(r"^window test: .*$", out, re.M)
         said = said[-1] if said else f"exit {rc}"
@@ -442,7 +448,7 @@ def cmd_control(args, mutants):
         results[k] = r
         ok = r["status"] == "clean"
         label = {"clean": "passes", "no-device": "skipped", "missing": "MISSING"}.get(r["status"], "FAILS")
-        print(f"  control {label:8} {describe(c)}: {r['said']}")
+        print(f"  control {label:8} {describe(c)}: {r['said']}{took(r)}")
         if r["status"] == "no-device":
             no_device.append(r["said"])
         elif not ok:
@@ -514,7 +520,8 @@ def cmd_caught(args, m):
                 print(f"FAILED: {r['said']}")
                 return EXIT_FAILED
             caught = r["status"] == "caught"
-            print(f"  {check:9} {'CAUGHT  ' if caught else 'SURVIVED'} {describe(c)}: {r['said']}")
+            print(f"  {check:9} {'CAUGHT  ' if caught else 'SURVIVED'} {describe(c)}: {r['said']}"
+                  f"{took(r)}")
             if not caught:
                 print(r.get("output", ""))
             runs.append({"args": c["args"] or "(default size)", "exit": r["exit"], "caught": caught,
