@@ -242,6 +242,34 @@ inline void check_element(double got, double sum, double magnitude, int y, int x
     }
 }
 
+// sum_k a[k] b[k] and sum_k |a[k] b[k]|, in double. Four running sums, not one:
+// with one, every add waits for the one before it (some 4 cycles). Three checks
+// at W = 32767 (test_matrix.cpp) took 107 s on one core of the 2-core CI
+// machine that way, and take about 60 s with four.
+// The order of the adds changes, not what the check can see: on the 1/8 grid
+// every partial sum is exact in double, and on other data double's rounding is
+// some 10^8 times below the tolerance (see check_tolerance).
+struct DotSums {
+    double dot = 0, magnitude = 0;
+};
+inline DotSums dot_in_double(const float* a, const double* b, int n) {
+    double dot[4] = {0, 0, 0, 0}, magnitude[4] = {0, 0, 0, 0};
+    int k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int lane = 0; lane < 4; lane++) {
+            double term = a[k + lane] * b[k + lane];
+            dot[lane] += term;
+            magnitude[lane] += std::fabs(term);
+        }
+    for (; k < n; k++) {
+        double term = a[k] * b[k];
+        dot[0] += term;
+        magnitude[0] += std::fabs(term);
+    }
+    return {(dot[0] + dot[1]) + (dot[2] + dot[3]),
+            (magnitude[0] + magnitude[1]) + (magnitude[2] + magnitude[3])};
+}
+
 // Whole rows of the product in double, computed row-wise (k outer, x inner)
 // so that N is read along its rows -- and only once for all the rows.
 inline void check_rows(const float* M, const float* N, const float* P, int W,
@@ -278,13 +306,9 @@ inline void check_columns(const float* M, const float* N, const float* P, int W,
     for (int y = 0; y < W; y++) {
         const float* M_row = M + (size_t)y * W;
         for (size_t i = 0; i < count; i++) {
-            double sum = 0, magnitude = 0;
-            for (int k = 0; k < W; k++) {
-                double term = M_row[k] * column[i * W + k];
-                sum += term;
-                magnitude += std::fabs(term);
-            }
-            check_element(P[(size_t)y * W + columns[i]], sum, magnitude, y, columns[i], r);
+            DotSums sums = dot_in_double(M_row, &column[i * W], W);
+            check_element(P[(size_t)y * W + columns[i]], sums.dot, sums.magnitude, y, columns[i],
+                          r);
         }
     }
 }
@@ -294,25 +318,20 @@ inline void check_columns(const float* M, const float* N, const float* P, int W,
 inline void check_freivalds(const float* M, const float* N, const float* P, int W,
                             std::mt19937& rng, CheckResult* r) {
     std::uniform_int_distribution<int> size(1, 4096), sign(0, 1);
-    std::vector<double> v(W), Nv(W, 0.0), Nv_bound(W, 0.0);
+    std::vector<double> v(W), Nv(W), Nv_bound(W);
     for (int x = 0; x < W; x++) v[x] = sign(rng) ? size(rng) : -size(rng);
     for (int k = 0; k < W; k++) {
-        const float* N_row = N + (size_t)k * W;
-        for (int x = 0; x < W; x++) {
-            Nv[k] += N_row[x] * v[x];
-            Nv_bound[k] += std::fabs(N_row[x] * v[x]);
-        }
+        DotSums sums = dot_in_double(N + (size_t)k * W, v.data(), W);
+        Nv[k] = sums.dot;
+        Nv_bound[k] = sums.magnitude;
     }
     r->rows = W;
     for (int y = 0; y < W; y++) {
         const float* M_row = M + (size_t)y * W;
-        const float* P_row = P + (size_t)y * W;
-        double MNv = 0, bound = 0, Pv = 0;
-        for (int k = 0; k < W; k++) {
-            MNv += M_row[k] * Nv[k];
-            bound += std::fabs(M_row[k]) * Nv_bound[k];
-        }
-        for (int x = 0; x < W; x++) Pv += P_row[x] * v[x];
+        double MNv = dot_in_double(M_row, Nv.data(), W).dot;
+        // |M[y][k]| Nv_bound[k] = |M[y][k] Nv_bound[k]|: Nv_bound is never negative.
+        double bound = dot_in_double(M_row, Nv_bound.data(), W).magnitude;
+        double Pv = dot_in_double(P + (size_t)y * W, v.data(), W).dot;
         if (!(std::fabs(Pv - MNv) <= r->tolerance * bound)) {  // NaN is wrong here too
             if (r->rows_wrong == 0) r->first_wrong_row = y;
             r->rows_wrong++;

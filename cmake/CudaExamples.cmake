@@ -144,7 +144,9 @@ function(_cuda_examples_gtest name source label)
   # Architectures chosen with no GPU visible ("90-real;75-virtual"): nothing here can run a
   # test, so its binary is only the compile check, made for the first architecture alone (a
   # quarter less work each on CI). The programs keep both: their compute_75 PTX is what proves
-  # they still compile for older GPUs. A user's own CMAKE_CUDA_ARCHITECTURES is kept as given.
+  # they still compile for older GPUs (.ci/run builds for sm_90 alone: there the standalone
+  # tests, which use nvcc's default sm_75, prove it). A user's own CMAKE_CUDA_ARCHITECTURES
+  # is kept as given.
   if(DEFINED CUDA_EXAMPLES_AUTO_ARCHITECTURES
      AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "90-real;75-virtual"
      AND "${CUDA_EXAMPLES_AUTO_ARCHITECTURES}" STREQUAL "90-real;75-virtual")
