@@ -1,3 +1,30 @@
+# Which GPUs configure can see (nvidia-smi), asked once: the architectures below, the planted
+# bugs (tests/mutants) and the test binaries' build (tests/CMakeLists.txt) all depend on it.
+# CUDA_EXAMPLES_VISIBLE_CAPS: their compute capabilities ("90;80"); CUDA_EXAMPLES_GPU_VISIBLE.
+set(CUDA_EXAMPLES_VISIBLE_CAPS "")
+find_program(CUDA_EXAMPLES_NVIDIA_SMI nvidia-smi)
+if(CUDA_EXAMPLES_NVIDIA_SMI)
+  execute_process(
+    COMMAND "${CUDA_EXAMPLES_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
+    OUTPUT_VARIABLE _caps RESULT_VARIABLE _rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE
+    TIMEOUT 60)
+  if(_rc EQUAL 0)
+    string(REPLACE "\n" ";" _caps "${_caps}")
+    foreach(_cap IN LISTS _caps)
+      string(STRIP "${_cap}" _cap)
+      if(_cap MATCHES "^([0-9]+)\\.([0-9]+)$")
+        list(APPEND CUDA_EXAMPLES_VISIBLE_CAPS "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+      endif()
+    endforeach()
+    list(REMOVE_DUPLICATES CUDA_EXAMPLES_VISIBLE_CAPS)
+  endif()
+endif()
+if(CUDA_EXAMPLES_VISIBLE_CAPS)
+  set(CUDA_EXAMPLES_GPU_VISIBLE ON)
+else()
+  set(CUDA_EXAMPLES_GPU_VISIBLE OFF)
+endif()
+
 # Chooses CMAKE_CUDA_ARCHITECTURES before project() enables CUDA.
 #  1. A value you pass (-DCMAKE_CUDA_ARCHITECTURES=... or the CUDAARCHS
 #     environment variable) always wins.
@@ -11,28 +38,15 @@ if(DEFINED CMAKE_CUDA_ARCHITECTURES AND DEFINED CUDA_EXAMPLES_AUTO_ARCHITECTURES
   message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (chosen automatically at the first configure)")
   return()
 endif()
-if(DEFINED CMAKE_CUDA_ARCHITECTURES OR DEFINED ENV{CUDAARCHS})
-  message(STATUS "CUDA architectures: given by you (${CMAKE_CUDA_ARCHITECTURES}$ENV{CUDAARCHS})")
+if(DEFINED CMAKE_CUDA_ARCHITECTURES)
+  message(STATUS "CUDA architectures: given by you (${CMAKE_CUDA_ARCHITECTURES})")
+  return()
+elseif(DEFINED ENV{CUDAARCHS})
+  message(STATUS "CUDA architectures: given by you (CUDAARCHS=$ENV{CUDAARCHS})")
   return()
 endif()
 
-set(_cuda_examples_archs "")
-find_program(CUDA_EXAMPLES_NVIDIA_SMI nvidia-smi)
-if(CUDA_EXAMPLES_NVIDIA_SMI)
-  execute_process(
-    COMMAND "${CUDA_EXAMPLES_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
-    OUTPUT_VARIABLE _caps RESULT_VARIABLE _rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(_rc EQUAL 0)
-    string(REPLACE "\n" ";" _caps "${_caps}")
-    foreach(_cap IN LISTS _caps)
-      string(STRIP "${_cap}" _cap)
-      if(_cap MATCHES "^([0-9]+)\\.([0-9]+)$")
-        list(APPEND _cuda_examples_archs "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
-      endif()
-    endforeach()
-    list(REMOVE_DUPLICATES _cuda_examples_archs)
-  endif()
-endif()
+set(_cuda_examples_archs "${CUDA_EXAMPLES_VISIBLE_CAPS}")
 
 if(_cuda_examples_archs)
   set(_why "the GPU(s) visible now")
