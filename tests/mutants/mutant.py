@@ -389,10 +389,9 @@ def runs_on(archs, cap):
     return not archs
 
 
-def may_run(args, what, seen=None):
-    """None when the checks may run here, else the exit code after saying why not. seen: what
-    gpu_visible() said, where the caller already knows."""
-    ok, cap = seen or gpu_visible()
+def may_run(args, what):
+    """None when the checks may run here, else the exit code after saying why not."""
+    ok, cap = gpu_visible()
     if not ok:
         required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
         print(f"{'FAILED' if required else 'skipped'}: no GPU to run {what} on: {cap}")
@@ -433,8 +432,7 @@ def cmd_control(args, mutants):
     use a failing check cannot be counted as caught (ctest then fails them too)."""
     what = f"the unpatched {mutants[0]['program']} (the control)"
     Path(args.json).unlink(missing_ok=True)
-    ok, cap = gpu_visible()
-    refused = may_run(args, what, (ok, cap))
+    refused = may_run(args, what)
     if refused is not None:
         return refused
     binaries = binaries_of(args)
@@ -458,8 +456,7 @@ def cmd_control(args, mutants):
             print(r.get("output", ""))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(
-        {"binaries": fingerprint(binaries), "archs": args.archs, "cap": cap, "results": results},
-        indent=1))
+        {"binaries": fingerprint(binaries), "archs": args.archs, "results": results}, indent=1))
     if bad:
         print(f"CONTROL FAILED: {len(bad)} of {len(wanted)} checks fail on the unpatched program, "
               f"so the planted bugs that use them cannot be counted as caught")
@@ -481,19 +478,11 @@ def cmd_caught(args, m):
               f"at configure time); to run it, configure with a GPU visible or "
               f"-DCUDA_EXAMPLES_MUTANTS=all")
         return EXIT_FAILED if required else EXIT_NO_DEVICE
-    # The control ran first, in the same ctest run, and wrote down the GPU it saw: a planted bug
-    # asks no nvidia-smi of its own (one process fewer that opens the GPU, for each of the 145).
-    # Without control results, nvidia-smi says whether this is a skip.
-    have_control = bool(args.control) and Path(args.control).is_file()
-    seen = None
-    if have_control:
-        cap = json.loads(Path(args.control).read_text()).get("cap")
-        seen = (True, cap) if cap else None
-    refused = may_run(args, what, seen)
+    refused = may_run(args, what)
     if refused is not None:
         return refused
     print(f"{m['chapter']}/{m['name']}: {m['bug']}")
-    if not have_control:
+    if not args.control or not Path(args.control).is_file():
         print(f"NOT COUNTED: no control results ({args.control}): run it through ctest, which runs "
               f"the control first (ctest -R '{m['program']}\\.mutant\\.')")
         return EXIT_FAILED
