@@ -148,3 +148,95 @@ def ci_times_table():
         note = f" {record['note']}" if record.get("note") else ""
         cog.outl(f"\n`{os.path.basename(record['file'])}`: {_about(record)}.{note}")
 
+
+
+# ---- where a GPU runner's time goes: docs/runs/h200/side/ (cuda-start-h100.log, side-pass-h100.tsv) --
+
+def _side(name):
+    return os.path.join(ROOT, "docs", "runs", "h200", "side", name)
+
+
+def _context_times(path):
+    """From cuda-start-h100.log: the warm context times one process at a time, and each
+    'N CUDA processes, P at a time' block's wall time: (alone, [(N, P, wall)])."""
+    import re
+    alone, batches, pending = [], [], None
+    with open(path) as f:
+        lines = [line.rstrip("\n") for line in f if not line.startswith("#")]
+    for line in lines:
+        hit = re.match(r"^[\d.]+ s: context ([\d.]+) s", line)
+        if hit:
+            alone.append(float(hit.group(1)))
+        hit = re.match(r"^== (\d+) CUDA processes, (\d+) at a time", line)
+        if hit:
+            pending = (int(hit.group(1)), int(hit.group(2)))
+        elif pending and re.match(r"^[\d.]+ s$", line):
+            batches.append(pending + (float(line.split()[0]),))
+            pending = None
+    return alone[1:], batches  # the first process of a fresh machine also wakes the driver
+
+
+def _side_pass(path):
+    """From side-pass-h100.tsv: (wall seconds from its header, [(seconds, labels, name, status)])."""
+    import re
+    wall, rows = None, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                hit = re.search(r"tests (\d+) s of wall", line)
+                wall = int(hit.group(1)) if hit else wall
+                continue
+            seconds, _status, labels, name = line.rstrip("\n").split("\t")
+            rows.append((float(seconds), labels.split(";"), name, _status))
+    return wall, rows
+
+
+def _side_pass_check_runs():
+    """How many check runs (one process each) the side-by-side pass's planted bugs and their
+    controls start: every check of the planted bugs that do not run in the second pass, and
+    each distinct one of them once more for the control."""
+    import glob
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("mutant", os.path.join(ROOT, "tests", "mutants", "mutant.py"))
+    mutant = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mutant)
+    caught, control = 0, {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "mutants", "*", "*.mutant"))):
+        m = mutant.parse(path)
+        if "lesson" in m["expect"] or m["alone"]:
+            continue
+        runs = mutant.configs(m)
+        caught += len(runs)
+        for c in runs:
+            control.setdefault((m["program"], mutant.key(c)), c)
+    return caught + len(control)
+
+
+def gpu_runner_time():
+    """docs/ci.md: why the GPU runner's tests take minutes, from the H100 measurements."""
+    alone, batches = _context_times(_side("cuda-start-h100.log"))
+    wall, rows = _side_pass(_side("side-pass-h100.tsv"))
+    one = _median(alone)
+    summed = sum(r[0] for r in rows)
+    mutant = sum(r[0] for r in rows if "mutant" in r[1])
+    gpu_tests = sum(1 for r in rows if "gpu" in r[1] and "mutant" not in r[1])
+    check_runs = _side_pass_check_runs()
+    processes = gpu_tests + check_runs
+    side_by_side = "; ".join(f"{n} processes {p} at a time took {w:.2f} s, {w / n:.2f} s a process"
+                             for n, p, w in batches)
+    cog.outl(f"- **A process opens the GPU one at a time.** A process's first CUDA call creates its "
+             f"context: {one:.2f} s alone (the median of {len(alone)} one after another). Side by side "
+             f"it is no faster: {side_by_side}. The driver creates contexts one after another, so more "
+             f"ctest jobs do not shorten this part.")
+    cog.outl(f"- **The side-by-side pass** ran {len(rows)} tests in {wall} s (the window test failed "
+             f"there, with ray's planted bugs behind it: the folder's README says why), their own "
+             f"times adding up to "
+             f"{summed:.0f} s ({summed / wall:.1f} at once on average, with `-j 16`). Its GPU tests start "
+             f"about {processes} such processes: one for each of {gpu_tests} tests, and {check_runs} "
+             f"check runs of the planted bugs and their controls. At {one:.2f} s each that is about "
+             f"{processes * one:.0f} s of context creation, which no parallelism shortens.")
+    cog.outl(f"- **The planted bugs** took {mutant:.0f} s of the {summed:.0f} s "
+             f"({100 * mutant / summed:.0f}%).")
+    cog.outl("- So a shorter GPU run needs fewer processes (a GoogleTest binary run in one process "
+             "rather than one per case, fewer check runs per planted bug) or fewer planted bugs in "
+             "command 2, not more jobs.")
