@@ -18,8 +18,11 @@ handout that has functions of its own (ch04, ch05, ch06, ch07, instructors, read
 blocks of chapters 2 and 3 use the core alone. This module gathers them under one name, `g`, and holds the CI times
 (README.md, docs/ci.md) itself.
 """
+import glob
 import json
 import os
+import re
+import sys
 
 import cog  # provided by cogapp while it runs a generator
 
@@ -159,7 +162,6 @@ def _side(name):
 def _context_times(path):
     """From cuda-start-h100.log: the warm context times one process at a time, and each
     'N CUDA processes, P at a time' block's wall time: (alone, [(N, P, wall)])."""
-    import re
     alone, batches, pending = [], [], None
     with open(path) as f:
         lines = [line.rstrip("\n") for line in f if not line.startswith("#")]
@@ -178,7 +180,6 @@ def _context_times(path):
 
 def _side_pass(path):
     """From side-pass-h100.tsv: (wall seconds from its header, [(seconds, labels, name, status)])."""
-    import re
     wall, rows = None, []
     with open(path) as f:
         for line in f:
@@ -186,8 +187,8 @@ def _side_pass(path):
                 hit = re.search(r"tests (\d+) s of wall", line)
                 wall = int(hit.group(1)) if hit else wall
                 continue
-            seconds, _status, labels, name = line.rstrip("\n").split("\t")
-            rows.append((float(seconds), labels.split(";"), name, _status))
+            seconds, status, labels, name = line.rstrip("\n").split("\t")
+            rows.append((float(seconds), labels.split(";"), name, status))
     return wall, rows
 
 
@@ -195,11 +196,8 @@ def _side_pass_check_runs():
     """How many check runs (one process each) the side-by-side pass's planted bugs and their
     controls start: every check of the planted bugs that do not run in the second pass, and
     each distinct one of them once more for the control."""
-    import glob
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("mutant", os.path.join(ROOT, "tests", "mutants", "mutant.py"))
-    mutant = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mutant)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "mutants"))
+    import mutant  # the planted bugs' own reader: which checks each one runs
     caught, control = 0, {}
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "mutants", "*", "*.mutant"))):
         m = mutant.parse(path)
