@@ -15,7 +15,7 @@
                                               cheat of tests/labs/cheats.py scores 0 on its task
 
 The programs mark what a student writes with `// LAB <region> {` and `// LAB }`; labs/labs.json
-says which regions make which task and how it is graded. The grader (scripts/labgrader, one
+says which regions make which task and how it is graded. The grader (labs/grader, one
 module per stage) takes only the lab's files from a submission, lints every region, splices the
 regions of one task into the course's copy of the program, and builds it with a grading driver
 of its own (labs/drivers): the driver owns main, draws inputs from a seed picked at grade time
@@ -28,8 +28,8 @@ Exit codes: 0 full marks (GitHub Classroom's convention), 1 points lost (or a ch
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from labgrader.cli import run  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "labs"))
+from grader.cli import run  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(run(__doc__))

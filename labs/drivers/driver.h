@@ -1,4 +1,4 @@
-// driver.h -- the grading driver's own main (scripts/labgrader, docs/instructors.md).
+// driver.h -- the grading driver's own main (labs/grader, docs/instructors.md).
 //
 // The grader builds each task as ONE program: the course's copy of a lab program, with the
 // student's regions spliced in and its own main() left out (CUDA_EXAMPLES_NO_MAIN), plus a

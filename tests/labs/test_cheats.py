@@ -9,10 +9,10 @@ import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "labs"))
 sys.path.insert(0, str(REPO / "tests" / "labs" / "cheats"))
 import cheats  # noqa: E402
-from labgrader import kit, labs, score  # noqa: E402
+from grader import kit, labs, score  # noqa: E402
 
 
 class Cheats(unittest.TestCase):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit tests of the grader's stages (scripts/labgrader), one class per module; no GPU and no
+"""Unit tests of the grader's stages (labs/grader), one class per module; no GPU and no
 compiler needed. Run: python3 tests/labs/test_stages.py (ctest: lab.unit, label cpu)."""
 import io
 import json
@@ -14,8 +14,8 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-from labgrader import build, fence, intake, kit, labs, lint, report, score, verify  # noqa: E402
+sys.path.insert(0, str(REPO / "labs"))
+from grader import build, fence, intake, kit, labs, lint, report, score, verify  # noqa: E402
 
 SOURCE = """int f(int n) {
     // LAB t.one {
@@ -137,9 +137,9 @@ class Lint(unittest.TestCase):
 
 def another_grader(code):
     """The command line of a grader process of its own (its own uids, its own threads): Python
-    with labgrader's fence imported, then code."""
+    with the grader's fence imported, then code."""
     return [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1])\n"
-            "from labgrader import fence\n" + code, str(Path(fence.__file__).parent.parent)]
+            "from grader import fence\n" + code, str(Path(fence.__file__).parent.parent)]
 
 
 class Fence(unittest.TestCase):

@@ -102,11 +102,11 @@ def cmd_kit(chapter, out, arch, nvcc):
     shutil.rmtree(out / "student")
     (out / "scripts").mkdir()
     shutil.copy2(REPO / "scripts" / "lab.py", out / "scripts" / "lab.py")
-    shutil.copytree(REPO / "scripts" / "labgrader", out / "scripts" / "labgrader",
+    shutil.copytree(REPO / "labs" / "grader", out / "labs" / "grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (out / "tests" / "mutants").mkdir(parents=True)
     shutil.copy2(REPO / "tests" / "mutants" / "mutant.py", out / "tests" / "mutants" / "mutant.py")
-    (out / "labs").mkdir()
+    (out / "labs").mkdir(exist_ok=True)
     shutil.copytree(REPO / "labs" / "drivers", out / "labs" / "drivers")
     data = load_labs()
     (out / "labs" / "labs.json").write_text(json.dumps(
