@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times README's commands on this machine, from a fresh clone, and writes the record that the
-times in README.md and docs/ci.md are generated from (scripts/docs_gen.py: g.ci_times()).
+times in README.md and docs/ci.md are generated from (docs/gen/g.py: g.ci_times()).
 
     python3 scripts/ci_record.py gpu --out DIR [--commit SHA]   a GPU runner: command 2
         (scripts/test.sh --preset gpu, build included), the sanitizers, then command 1 (the tour)

@@ -20,7 +20,7 @@ A marked block (cog's markers inside HTML comments, so Markdown shows nothing of
 The blocks are written by cogapp (pinned in requirements.txt, installed into .venv/ by
 scripts/setup.sh) from the committed results run, docs/runs/h200/ (the tour's results.json,
 its logs and its plots), and from the programs' own --help, run from the build folder (default
-build/; CI: build-ci/). scripts/docs_gen.py gathers what a block may call (`g.help`, `g.output`,
+build/; CI: build-ci/). docs/gen/g.py gathers what a block may call (`g.help`, `g.output`,
 `g.table`, ...).
 
 The results run may hold side/ (measurements made by hand beside the tour: kept across an
@@ -77,7 +77,7 @@ def run_cog(extra, opts):
     if not os.path.exists(os.path.join(opts.results, "results.json")):
         print(f"docs: no results.json in {opts.results}", file=sys.stderr)
         return 2
-    argv = ["cog", "-I", os.path.join(ROOT, "scripts"), "-p", "import docs_gen as g",
+    argv = ["cog", "-I", os.path.join(ROOT, "docs"), "-p", "import gen.g as g",
             "--verbosity=1"] + extra + [os.path.join(ROOT, f) for f in files()]
     return Cog().main(argv)
 
@@ -194,7 +194,7 @@ def check_numbers(results=None, paths=None):
         print(line)
     if missing:
         print(f"docs: {len(missing)} number(s) in prose typed by hand. A measured number goes in "
-              "a generated block (scripts/docs_gen.py: g.line and friends); a constant (a "
+              "a generated block (docs/gen/g.py: g.line and friends); a constant (a "
               "specification, a setting, arithmetic) goes on docs/numbers_allowlist.json with "
               "its reason.")
         return 1

@@ -5,7 +5,7 @@ MM-GPU-TC is built with other tiles (-DTC_*) and MM-GPU-RT with other small tile
 each with a plain nvcc line from the chapter's folder, and each run with --compare-cublas:
 cuBLAS on the same inputs, in the same process. TC-base is the committed kernel, also run at
 odd Widths as a check. One line per run: the variant, its arguments, GFLOP/s, cuBLAS's GFLOP/s
-and the ratio, the relative error, the exit code and the verdict (scripts/docs_gen.py reads it).
+and the ratio, the relative error, the exit code and the verdict (docs/gen/g.py reads it).
 
 usage: scripts/tc_tune.py OUT.log [--arch sm_90] [--only NAME ...]
 """

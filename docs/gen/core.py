@@ -1,4 +1,4 @@
-"""The shared core of the handouts' generated blocks (scripts/docs_gen.py re-exports it as `g`):
+"""The shared core of the handouts' generated blocks (docs/gen/g.py re-exports it as `g`):
 the folders, the results run and its repeats, the median and range of host-timed figures,
 programs' --help and outputs, the tables of results.json, one measured value for a sentence
 (`g.line`), and the runs kept beside the results run (docs/runs/)."""

@@ -13,7 +13,7 @@ environment (DOCS_RESULTS, DOCS_BUILD) before it runs cog. Nothing here knows a 
 tables are made from programs.json and results.json, and a program that the results run does
 not hold is shown as "not in this results run".
 
-The functions live in scripts/docsgen/: core.py (shared by every handout) and one module per
+The functions live in docs/gen/: core.py (shared by every handout) and one module per
 handout that has functions of its own (ch04, ch05, ch06, ch07, instructors, readme); the
 blocks of chapters 2 and 3 use the core alone. This module gathers them under one name, `g`, and holds the CI times
 (README.md, docs/ci.md) itself.
@@ -26,15 +26,15 @@ import sys
 
 import cog  # provided by cogapp while it runs a generator
 
-from docsgen.core import *  # noqa: F401,F403
-from docsgen.core import _median, _row_key, _tour, _tour_folder  # noqa: F401
-from docsgen.ch04 import *  # noqa: F401,F403
-from docsgen.ch04 import _wgmma_log  # noqa: F401
-from docsgen.ch05 import *  # noqa: F401,F403
-from docsgen.ch06 import *  # noqa: F401,F403
-from docsgen.ch07 import *  # noqa: F401,F403
-from docsgen.instructors import *  # noqa: F401,F403
-from docsgen.readme import *  # noqa: F401,F403
+from gen.core import *  # noqa: F401,F403
+from gen.core import _median, _row_key, _tour, _tour_folder  # noqa: F401
+from gen.ch04 import *  # noqa: F401,F403
+from gen.ch04 import _wgmma_log  # noqa: F401
+from gen.ch05 import *  # noqa: F401,F403
+from gen.ch06 import *  # noqa: F401,F403
+from gen.ch07 import *  # noqa: F401,F403
+from gen.instructors import *  # noqa: F401,F403
+from gen.readme import *  # noqa: F401,F403
 
 
 # ---- how long the commands take: docs/runs/ci/*.json (scripts/ci_record.py) ------------------
