@@ -35,7 +35,7 @@ written and, where it says so, only in the sentence it names. The results are ne
 a measured number is written by a generated block, so one typed by hand fails the check every
 time, however close it is to a measured value.
 
-Refreshing everything on a GPU is one command: scripts/refresh_docs.sh (docs/README.md).
+Refreshing everything on a GPU is one command: tools/refresh_docs.sh (docs/README.md).
 Exit status: 0 up to date, 1 stale or unsourced, 2 bad usage or missing input.
 """
 import argparse
@@ -217,7 +217,7 @@ def import_run(run, results):
         return 1
     # side/ holds measurements made by hand beside a tour (a tile sweep, Nsight Compute
     # sections, the labs' self-test): they are kept unless the new run brings its own.
-    # So are the side tables of scripts/refresh_docs.sh (e.g. ch05_compare.md). The repeats/
+    # So are the side tables of tools/refresh_docs.sh (e.g. ch05_compare.md). The repeats/
     # of the old run are not: they repeat a run that is no longer the committed one.
     side = os.path.join(results, "side")
     kept = os.path.join(os.path.dirname(os.path.abspath(results)), ".side-kept")
@@ -246,7 +246,7 @@ def import_run(run, results):
             shutil.copy(os.path.join(run, name), results)
     for log in glob.glob(os.path.join(run, "logs", "*.txt")):
         shutil.copy(log, os.path.join(results, "logs"))
-    # Side measurements that scripts/refresh_docs.sh adds beside the tour (Markdown tables).
+    # Side measurements that tools/refresh_docs.sh adds beside the tour (Markdown tables).
     for side in glob.glob(os.path.join(run, "*.md")):
         if os.path.basename(side) != "summary.md":
             shutil.copy(side, results)

@@ -7,7 +7,7 @@
 #   scripts/test.sh --preset gpu    a GPU CI runner: no GPU is a failure (build-gpu/)
 #   scripts/test.sh -R VA-GPU-NN    anything else goes to ctest: here, one program's tests
 # Each run writes a JUnit report, <build folder>/junit.xml, and how long each step took,
-# <build folder>/times.json (scripts/ci_record.py keeps it as the record README's times come from).
+# <build folder>/times.json (tools/ci_record.py keeps it as the record README's times come from).
 # With CUDA_EXAMPLES_REQUIRE_GPU=1 (the gpu presets set it), the only skips allowed are the tests
 # that need more GPUs than the machine has; any other skip fails the run, named.
 # CUDA_EXAMPLES_MUTANTS=off (or -DCUDA_EXAMPLES_MUTANTS=off) leaves the planted bugs out: the

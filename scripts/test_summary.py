@@ -167,7 +167,7 @@ def label_times(log):
 
 
 def write_times(path, phases, log, counts, gated, ok, preset):
-    """The steps' wall times and each label's summed test time, as JSON (scripts/ci_record.py)."""
+    """The steps' wall times and each label's summed test time, as JSON (tools/ci_record.py)."""
     data = {"preset": preset, "phases_s": phases, "label_test_seconds": label_times(log),
             "counts": counts, "require_gpu": gated, "no_silent_skips": ok, "cores": os.cpu_count()}
     with open(path, "w") as f:

@@ -152,7 +152,7 @@ def tune_best(precision, width=4096, base="TC-base"):
 @functools.lru_cache(maxsize=None)
 def mma_peak(precision):
     """TFLOP/s of wmma::mma_sync alone at this input precision (side/mma-peak.log, written by
-    scripts/mma_peak.cu), or None."""
+    tools/mma_peak.cu), or None."""
     path = side_file(os.path.join("side", "mma-peak.log"))
     text = open(path).read() if path else ""
     if "Verdict: PASS" not in text:
@@ -269,7 +269,7 @@ def wgmma_table(name="wgmma-steps.log"):
 @functools.lru_cache(maxsize=None)
 def wgmma_variants(name="wgmma-variants.log"):
     """side/<name>: MM-GPU-WGMMA built with other -DWGMMA_* settings, each run like
-    scripts/wgmma_steps.sh ('=== VARIANT PRECISION WIDTH', then its lines):
+    tools/wgmma_steps.sh ('=== VARIANT PRECISION WIDTH', then its lines):
     {(variant, precision, width): {step: {"gflops", "pct"}, "cublas": {...}}}."""
     def header(text):
         m = re.match(r"=== (\S+) (\S+) (\d+)", text)

@@ -468,10 +468,10 @@ def side_file(name):
 
 def include(name, how):
     """A side measurement's printed Markdown (e.g. ch05_raytrace/compare.py's table), written
-    into the results folder by scripts/refresh_docs.sh; its '# title' line becomes a sentence."""
+    into the results folder by tools/refresh_docs.sh; its '# title' line becomes a sentence."""
     path = side_file(name)
     if path is None:
-        cog.outl(f"({name}: {NOT_RUN}; `scripts/refresh_docs.sh` makes it with {how}.)")
+        cog.outl(f"({name}: {NOT_RUN}; `tools/refresh_docs.sh` makes it with {how}.)")
         return
     with open(path) as f:
         for row in f.read().rstrip("\n").splitlines():

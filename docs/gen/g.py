@@ -37,7 +37,7 @@ from gen.instructors import *  # noqa: F401,F403
 from gen.readme import *  # noqa: F401,F403
 
 
-# ---- how long the commands take: docs/runs/ci/*.json (scripts/ci_record.py) ------------------
+# ---- how long the commands take: docs/runs/ci/*.json (tools/ci_record.py) ------------------
 
 def ci_records():
     """The committed records of timed runs, by mode: gpu, cpu, cpu-no-mutants."""
@@ -75,7 +75,7 @@ def _breakdown(step):
         return ""
     phases = step["breakdown"].get("phases_s", {})
     text = ", ".join(f"{k} {duration(v)}" for k, v in phases.items() if k != "setup" or v >= 1)
-    passes = step.get("passes_s")  # scripts/ci_record.py --pass: command 2 in two calls
+    passes = step.get("passes_s")  # tools/ci_record.py --pass: command 2 in two calls
     if passes and len(passes) == 2:
         text += (f"; in two calls, as a runner limited to 10 min a command runs it: build and "
                  f"side-by-side pass {duration(passes['side'])}, second pass (lessons, lab self-tests) "
@@ -123,7 +123,7 @@ def ci_times_summary():
         cog.outl(f"- Command 2 without the planted bugs (`CUDA_EXAMPLES_MUTANTS=off scripts/test.sh`; "
                  f"{_about(quick)}): **{duration(step['seconds'])}** ({_breakdown(step)}). {quick.get('note', '')}")
     if not records:
-        cog.outl("- (no timed run recorded yet: scripts/ci_record.py)")
+        cog.outl("- (no timed run recorded yet: tools/ci_record.py)")
 
 
 def ci_times_table():

@@ -18,7 +18,7 @@ channel is taken out through its mask, so neither byte order matters. The screen
 glDrawPixels drew the bitmap's RGBA with alpha ignored, and the file holds no alpha either, so
 alpha is compared by neither (the GPU tests check it: ray.alpha_unwritten).
 
-Where the tools come from: the folder scripts/x11-bundle.sh makes (build/x11-bundle, or
+Where the tools come from: the folder tools/x11-bundle.sh makes (build/x11-bundle, or
 $CUDA_EXAMPLES_X11_BUNDLE), else the system's packages (xvfb, x11-apps). Without them the test
 is skipped (exit 77) with the reason, or fails where CUDA_EXAMPLES_REQUIRE_WINDOW or
 CUDA_EXAMPLES_REQUIRE_GPU is set (a GPU CI runner). Exit 0 the window shows the image file
@@ -155,12 +155,12 @@ def main():
     parser.add_argument("--no-glut", action="store_true", help="the build has no freeglut: skip")
     opts = parser.parse_args()
     if opts.no_glut:
-        skip("built without freeglut (freeglut3-dev, or the folder of scripts/x11-bundle.sh)")
+        skip("built without freeglut (freeglut3-dev, or the folder of tools/x11-bundle.sh)")
     env, bundle = bundle_environment()
     where = f"the bundle {bundle}" if bundle else "this machine"
     for tool, package in (("Xvfb", "xvfb"), ("xwd", "x11-apps")):
         if not shutil.which(tool, path=env.get("PATH")):
-            skip(f"{tool} not found on {where} (package {package}, or scripts/x11-bundle.sh)")
+            skip(f"{tool} not found on {where} (package {package}, or tools/x11-bundle.sh)")
     if not os.path.exists("/usr/bin/xkbcomp"):
         skip("Xvfb needs /usr/bin/xkbcomp (its path is compiled in; package x11-xkb-utils, or as "
              "root: bash build/x11-bundle/env.sh --link-xkbcomp)")

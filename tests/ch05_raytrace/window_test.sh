@@ -4,7 +4,7 @@
 #   window_test.sh --no-glut           the build has no freeglut: skip
 # Exit 77 (ctest: skipped, with the reason) when Xvfb, xwd or freeglut is
 # missing, unless CUDA_EXAMPLES_REQUIRE_WINDOW=1, which makes that a failure.
-# Xvfb and xwd come from the system or from the folder of scripts/x11-bundle.sh.
+# Xvfb and xwd come from the system or from the folder of tools/x11-bundle.sh.
 set -u
 skip() {
   if [ "${CUDA_EXAMPLES_REQUIRE_WINDOW:-0}" != 0 ]; then
@@ -14,7 +14,7 @@ skip() {
 }
 [ "${1:-}" = --no-glut ] && skip "built without freeglut (freeglut3-dev)"
 program=$1 outdir=$2
-# The folder scripts/x11-bundle.sh makes (a GPU machine without packages), else the system's.
+# The folder tools/x11-bundle.sh makes (a GPU machine without packages), else the system's.
 bundle=${CUDA_EXAMPLES_X11_BUNDLE:-$(cd "$(dirname "$0")/../.." && pwd)/build/x11-bundle}
 # shellcheck source=/dev/null
 xkb=()
@@ -22,8 +22,8 @@ if [ -f "$bundle/env.sh" ]; then
   . "$bundle/env.sh" 2>/dev/null
   xkb=(-xkbdir "$bundle/root/usr/share/X11/xkb")  # Xvfb's keymaps: a folder compiled into it
 fi
-command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb, or scripts/x11-bundle.sh)"
-command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps, or scripts/x11-bundle.sh)"
+command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb, or tools/x11-bundle.sh)"
+command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps, or tools/x11-bundle.sh)"
 [ -e /usr/bin/xkbcomp ] || skip "Xvfb needs /usr/bin/xkbcomp (package x11-xkb-utils)"
 mkdir -p "$outdir"
 

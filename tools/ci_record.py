@@ -2,11 +2,11 @@
 """Times README's commands on this machine, from a fresh clone, and writes the record that the
 times in README.md and docs/ci.md are generated from (docs/gen/g.py: g.ci_times()).
 
-    python3 scripts/ci_record.py gpu --out DIR [--commit SHA]   a GPU runner: command 2
+    python3 tools/ci_record.py gpu --out DIR [--commit SHA]   a GPU runner: command 2
         (scripts/test.sh --preset gpu, build included), the sanitizers, then command 1 (the tour)
-    python3 scripts/ci_record.py cpu --out DIR [--commit SHA]   a machine without a GPU: .ci/run
+    python3 tools/ci_record.py cpu --out DIR [--commit SHA]   a machine without a GPU: .ci/run
         (format check, command 1 --quick, docs check, command 2 --preset ci)
-    python3 scripts/ci_record.py cpu-no-mutants --out DIR       command 2 without the planted bugs
+    python3 tools/ci_record.py cpu-no-mutants --out DIR       command 2 without the planted bugs
         (CUDA_EXAMPLES_MUTANTS=off scripts/test.sh --preset ci)
     --only STEP (repeatable) runs some steps; --append adds them to DIR/record.json (a machine
     whose calls are limited in time: command 2 first, then --only sanitizers --only 'command 1'

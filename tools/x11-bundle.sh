@@ -5,7 +5,7 @@
 # (`apt-get download`, no root), and unpacks them without root (`dpkg -x`) into ONE folder that
 # can be copied to the GPU machine:
 #
-#   scripts/x11-bundle.sh [FOLDER]        default: build/x11-bundle (FOLDER/root, FOLDER/env.sh)
+#   tools/x11-bundle.sh [FOLDER]        default: build/x11-bundle (FOLDER/root, FOLDER/env.sh)
 #
 # Then, on the GPU machine, with the folder at build/x11-bundle (or -DCUDA_EXAMPLES_X11_BUNDLE=DIR):
 #   bash build/x11-bundle/env.sh --link-xkbcomp   once, as root (see below)
@@ -105,7 +105,7 @@ rm -f "$lib"/libicu* "$lib"/*.a
 rm -rf "$root/usr/share/icu" "$root/usr/share/xml"
 
 cat >"$out/env.sh" <<'EOF'
-# The X server, GL and GLUT of this folder (scripts/x11-bundle.sh made it), for the one process
+# The X server, GL and GLUT of this folder (tools/x11-bundle.sh made it), for the one process
 # that runs Xvfb or a program's window: source it there, never in a shell that builds (its
 # libraries would replace the system's for cmake and the compilers).
 #   bash env.sh --link-xkbcomp   as root: links /usr/bin/xkbcomp to this folder's, and nothing else

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every program that teaches an effect N times and prints the spread of each lesson ratio.
 
-    python3 scripts/lesson_runs.py --build build-gpu [--runs 10] [--only NAME ...] [--out FILE]
+    python3 tools/lesson_runs.py --build build-gpu [--runs 10] [--only NAME ...] [--out FILE]
 
 Each program checks its own lesson in the run (common/report.h: the `Lesson:` line and the
 JSON records' "lesson" field, one entry per ratio with its threshold). This script runs each

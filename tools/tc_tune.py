@@ -7,7 +7,7 @@ cuBLAS on the same inputs, in the same process. TC-base is the committed kernel,
 odd Widths as a check. One line per run: the variant, its arguments, GFLOP/s, cuBLAS's GFLOP/s
 and the ratio, the relative error, the exit code and the verdict (docs/gen/g.py reads it).
 
-usage: scripts/tc_tune.py OUT.log [--arch sm_90] [--only NAME ...]
+usage: tools/tc_tune.py OUT.log [--arch sm_90] [--only NAME ...]
 """
 import argparse
 import concurrent.futures

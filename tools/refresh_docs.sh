@@ -2,7 +2,7 @@
 # Measures everything again on this machine's GPU and regenerates every handout from it: the one
 # command that refreshes docs/ (docs/README.md, "Keeping the handouts true").
 #
-#   scripts/refresh_docs.sh [--preset P] [--tours N]   (default preset: gpu, build folder
+#   tools/refresh_docs.sh [--preset P] [--tours N]   (default preset: gpu, build folder
 #                                                       build-gpu/; N = 3 tours)
 #
 # 1. the tour, at full size, into a new results folder (README command 1; it builds the programs
@@ -30,7 +30,7 @@ while [ $# -ge 2 ]; do
     esac
 done
 [ $# -eq 0 ] && [[ $tours =~ ^[1-9][0-9]*$ ]] ||
-    { echo "usage: scripts/refresh_docs.sh [--preset P] [--tours N]" >&2; exit 2; }
+    { echo "usage: tools/refresh_docs.sh [--preset P] [--tours N]" >&2; exit 2; }
 build=$(python3 -c "import sys; sys.path.insert(0, 'scripts'); import tour; print(tour.preset_binary_dir('$preset'))")
 run="results/refresh-$(date +%Y%m%d-%H%M%S)"
 echo "refresh_docs: 1/5 the tour (preset $preset, build $build) into $run"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well the programs read like the book: the measures of issue 11, from the source.
 
-    python3 scripts/style_metrics.py          a table, one row per program, then the targets
+    python3 tools/style_metrics.py          a table, one row per program, then the targets
 
 For every program of programs.json: the lines of main(), how many of them report (timing
 printouts, JSON, the verdict), and the names from common/ a student meets in the program's

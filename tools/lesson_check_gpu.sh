@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On a GPU machine, from the repository root: build (CUDA_ARCH, default 90), then
-#   scripts/lesson_check_gpu.sh mutants   the planted bugs of the lessons and the ceilings
+#   tools/lesson_check_gpu.sh mutants   the planted bugs of the lessons and the ceilings
 #                                         (ctest -L mutant, one at a time: the lessons are timings)
-#   scripts/lesson_check_gpu.sh runs N    every lesson program N times: each ratio's spread
-#                                         and each Lesson line (scripts/lesson_runs.py)
-#   scripts/lesson_check_gpu.sh ctest     ctest -L lesson, one test at a time
+#   tools/lesson_check_gpu.sh runs N    every lesson program N times: each ratio's spread
+#                                         and each Lesson line (tools/lesson_runs.py)
+#   tools/lesson_check_gpu.sh ctest     ctest -L lesson, one test at a time
 # Logs go to $OUT (default results/lessons/). Stops starting rounds after DEADLINE seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ echo "built in $((SECONDS - started)) s"
 case "${1:-runs}" in
     mutants) (cd "$BUILD" && ctest -L mutant -R "$LESSON_MUTANTS" -j1 --output-on-failure) \
                  | tee "$OUT/mutants.txt" ;;
-    runs) python3 scripts/lesson_runs.py --build "$BUILD" --runs "${2:-10}" --pairs \
+    runs) python3 tools/lesson_runs.py --build "$BUILD" --runs "${2:-10}" --pairs \
               --deadline "${DEADLINE:-0}" --out "$OUT/lessons.json" | tee "$OUT/lessons.txt" ;;
     ctest) (cd "$BUILD" && ctest -L lesson -j1 --output-on-failure) | tee "$OUT/ctest-lesson.txt" ;;
     *) echo "usage: $0 mutants | runs N | ctest" >&2; exit 2 ;;
