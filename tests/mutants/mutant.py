@@ -32,10 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck")
+CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck", "counters")
 SANITIZERS = ("racecheck", "synccheck", "memcheck")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 JOBS = 4  # check runs side by side within one control or one planted bug
+COUNTERS = REPO / "tests" / "counters" / "counters.py"  # the counters checks (its README)
 
 
 class MutantError(Exception):
@@ -66,7 +67,8 @@ def parse(path):
         key, value = key.strip(), value.strip()
         if key == "run":
             m["runs"].append(value)
-        elif key in ("program", "source", "bug", "expect", "gtest", "gtest-filter", "sanitize"):
+        elif key in ("program", "source", "bug", "expect", "gtest", "gtest-filter", "sanitize",
+                     "counters"):
             m[key] = value
         else:
             raise MutantError(f"{path}:{i}: unknown key {key!r}")
@@ -183,6 +185,8 @@ def cmd_plan(paths):
     for path in paths:
         m = parse(path)
         patched_text(m)
+        if "counters" in m["expect"]:
+            counters_checks(m)  # each name it runs is a check of its program
         print("|".join([m["name"], m["chapter"], m["program"], m["source"], m["gtest"],
                         ",".join(m["expect"] + (["alone"] if m["alone"] else []))]))
     return EXIT_OK
@@ -231,16 +235,35 @@ def configs(m):
             out.append({"check": "gtest", "binary": m["gtest"], "args": m.get("gtest-filter", "")})
         elif check == "window":
             out.append({"check": "window", "binary": "program", "args": ""})
+        elif check == "counters":
+            for name in counters_checks(m):
+                out.append({"check": "counters", "binary": "program", "args": name})
         else:
             out.append({"check": check, "binary": "program", "args": m.get("sanitize", "")})
     return out
 
 
+def counters_checks(m):
+    """The counters checks (tests/counters/checks.json) a planted bug runs: those `counters:`
+    names, or else every check of its program."""
+    checks = json.loads((COUNTERS.parent / "checks.json").read_text())["checks"]
+    names = [c["name"] for c in checks if c["program"] == m["program"]]
+    wanted = m.get("counters", "").split() or names
+    for name in wanted:
+        if name not in names:
+            raise MutantError(f"{m['path']}: no counters check {name!r} of {m['program']} in "
+                              f"tests/counters/checks.json (its checks: {', '.join(names) or 'none'})")
+    if not wanted:
+        raise MutantError(f"{m['path']}: expect: counters, but tests/counters/checks.json has no "
+                          f"check of {m['program']}")
+    return wanted
+
+
 def execute_all(args, configs, binaries, control=False):
     """Runs checks, results in order: side by side, except the timings (lesson checks, and the
     verdicts of a planted bug marked alone), which run afterwards one at a time with the GPU to
-    themselves."""
-    timing = lambda c: c["check"] == "lesson" or c.get("alone", False)  # noqa: E731
+    themselves. A counters check reads device-wide counters (DRAM bytes): it runs alone too."""
+    timing = lambda c: c["check"] in ("lesson", "counters") or c.get("alone", False)  # noqa: E731
     results = [None] * len(configs)
     shared = [i for i, c in enumerate(configs) if not timing(c)]
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
@@ -283,6 +306,8 @@ def execute(args, config, binaries, control=False):
     elif check == "window":
         words = [sys.executable, str(REPO / "tests" / "ch05_raytrace" / "window_ray.py"), binary,
                  str(Path(binary).parent / "window")]
+    elif check == "counters":
+        words = [sys.executable, str(COUNTERS), "run", config["args"], "--program", binary]
     elif check in SANITIZERS:
         if not args.sanitizer:
             return {"status": "missing", "said": "compute-sanitizer was not found"}
@@ -299,6 +324,19 @@ def execute(args, config, binaries, control=False):
     start = time.monotonic()
     rc, out = run(words, timeout, env)
     result = {"exit": rc, "output": last_lines(out), "seconds": round(time.monotonic() - start, 1)}
+    if check == "counters":
+        # 0: the claim agrees with the counters; 1 with "COUNTED OTHERWISE": it does not (the
+        # catch); any other failure (a crash, no kernel profiled) is neither; 77: skipped (no GPU,
+        # no ncu, or profiling not permitted: counters.py says which).
+        said = re.findall(r"^(?:COUNTED OTHERWISE|FAILED|skipped|counters|  (?:dram|fp32|tensor-\w+|link)): .*$",
+                          out, re.M)
+        figures = [line.strip() for line in said if line.startswith("  ")]
+        verdicts = [line for line in said if not line.startswith("  ")]
+        said = "; ".join(verdicts[-1:] + figures[-1:]) or f"exit {rc}"
+        miscounted = re.search(r"^COUNTED OTHERWISE", out, re.M) is not None
+        status = ("clean" if rc == 0 else "caught" if rc == EXIT_FAILED and miscounted else
+                  "no-device" if rc == EXIT_NO_DEVICE else "other")
+        return dict(result, status=status, said=said[:400])
     if check == "window":
         said = re.findall(r"^window test: .*$", out, re.M)
         said = said[-1] if said else f"exit {rc}"

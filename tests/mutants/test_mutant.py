@@ -109,6 +109,32 @@ class ControlAndCatch(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("CAUGHT   verdict (default size): impossible measurement: 9 TB/s", out)
 
+    def test_counters_catch_only_a_miscount(self):
+        # A fake tests/counters/counters.py: it runs the program, which says what the real one
+        # would report (counts that agree, a miscount, or a crash).
+        d = Path(self.tmp.name) / "counters"
+        d.mkdir()
+        (d / "checks.json").write_text('{"checks": [{"name": "fake", "program": "fake"}]}')
+        fake = script(d, "counters.py", 'out=$("$4"); echo "$out"; '
+                      'case "$out" in *miscount*) echo "COUNTED OTHERWISE: fake: wrong"; exit 1;; '
+                      '*crash*) echo "FAILED: the program under ncu exited 1"; exit 1;; esac; '
+                      'echo "counters: fake: the claim agrees with the counters"')
+        self.mutant.write_text(VERDICT_MUTANT.replace("expect: verdict", "expect: counters"))
+        saved, mutant.COUNTERS = mutant.COUNTERS, Path(fake)
+        python, sys.executable = sys.executable, "/bin/sh"  # the fake is a shell script
+        try:
+            self.assertEqual(self.control(self.good)[0], 0)
+            miscount = script(self.tmp.name, "miscount", "echo miscount")
+            rc, out = self.caught(miscount)
+            self.assertEqual(rc, 0, out)
+            self.assertIn("CAUGHT   counters fake: COUNTED OTHERWISE", out)
+            crash = script(self.tmp.name, "crash", "echo crash")
+            rc, out = self.caught(crash)
+            self.assertEqual(rc, 1, out)
+            self.assertIn("SURVIVED", out)
+        finally:
+            mutant.COUNTERS, sys.executable = saved, python
+
     def test_a_bug_that_passes_survives(self):
         self.control(self.good)
         rc, out = self.caught(self.good)
