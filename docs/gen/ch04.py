@@ -292,3 +292,43 @@ def wgmma_variants_table(variants):
             s3, s4 = r.get(3, {}).get("pct"), r.get(4, {}).get("pct")
             cells.append(NOT_RUN if s3 is None or s4 is None else f"{s3:.1f}% → {s4:.1f}%")
         cog.outl(f"| {what} (`{variant}`) | " + " | ".join(cells) + " |")
+
+
+# ---- every rate's numerator against the counters (tests/counters, side/counters.json) ------
+def counters_runs():
+    """side/counters.json: each counters check's claimed and counted figures, two runs."""
+    path = side_file(os.path.join("side", "counters.json"))
+    if path is None:
+        return None
+    import json
+    with open(path) as f:
+        return json.load(f)
+
+
+COUNTED_AS = {
+    "dram": "DRAM bytes read + written",
+    "fp32": "2 × FFMA + FADD + FMUL",
+    "tensor-bf16": "Tensor Core ops, BF16 inputs",
+    "tensor-tf32": "Tensor Core ops, TF32 inputs",
+    "link": "host-memory bytes read through L2",
+}
+
+
+def counters_table():
+    """Claimed against counted, per check: the kernel, what is compared, the claim, the count
+    over the claim in both runs, and the range the check allows."""
+    data = counters_runs()
+    if data is None:
+        cog.outl(f"(side/counters.json: {NOT_RUN}; `ctest -L counters` on a GPU and "
+                 "`tests/counters/counters.py table` make it.)")
+        return
+    cog.outl("| check | kernel | counted as | claimed | counted / claimed (2 runs) | allowed | ok |")
+    cog.outl("|" + " --- |" * 7)
+    for r in data["checks"]:
+        kernel = re.sub(r"\(.*$", "", r["kernel"]).replace("void ", "")
+        kernel = kernel if len(kernel) <= 40 else kernel[:38] + "…"
+        unit = "B" if r["unit"] == "bytes" else "flop"
+        low, high = r["agreed"]
+        cog.outl(f"| {r['name']} | `{kernel}` | {COUNTED_AS[r['count']]} | "
+                 f"{r['claimed']:.4g} {unit} | {r['run1']['ratio']:.4f}, {r['ratio']:.4f} | "
+                 f"{low:.3f} – {high:.3f} | {'yes' if r['ok'] else '**no**'} |")
