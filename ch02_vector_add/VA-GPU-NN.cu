@@ -66,7 +66,10 @@ void check_grid_lesson(Report& report, const elem_t* dev_a, const elem_t* dev_b,
                   2.0);
     // H200: 0.98 (0.978..0.982) of the copy's rate (the copy moves 2 of the 3
     // arrays' bytes in its time). 0.6: room for a busy machine, not for a strided
-    // index (each warp touching 32 lines) or a grid of one block per SM.
+    // index (each warp touching 32 lines) or a grid of one block per SM. It is loose
+    // for the busy machine only: a byte count off by a constant factor is not this
+    // lesson's to catch (ctest -L counters compares the kernel record's count with
+    // the bytes the DRAM counted).
     report.lesson("a full grid's rate over a device-to-device copy's",
                   (bytes / full.median_ms) / (2.0 * n * sizeof(elem_t) / copy.median_ms), 0.6);
 }
