@@ -43,11 +43,14 @@ class MutantError(Exception):
     """A mutant file that cannot be read, or a patch that no longer applies."""
 
 
-def parse(path):
-    """Reads a .mutant file into a dict; raises MutantError with the line at fault."""
-    m = {"path": Path(path), "runs": [], "patches": [], "no_default_run": False, "alone": False}
-    m["chapter"] = Path(path).parent.name
-    m["name"] = Path(path).name[: -len(".mutant")]
+def read_fields(path, keys, repeated=(), flags=()):
+    """The 'key: value' lines before a file's first '@@' (and '#' comments, blank lines), the
+    format shared by planted bugs and exercises (tests/exercises/). Returns (fields, index of
+    the first '@@' line, lines): a key in `repeated` gives a list of its values in order, one
+    in `flags` (a line holding only the word) True. Raises MutantError at the first line at
+    fault."""
+    fields = {k: [] for k in repeated}
+    fields.update({k: False for k in flags})
     lines = Path(path).read_text().split("\n")
     i = 0
     while i < len(lines) and not lines[i].startswith("@@"):
@@ -55,35 +58,28 @@ def parse(path):
         i += 1
         if not line or line.startswith("#"):
             continue
-        if line == "no-default-run":
-            m["no_default_run"] = True
-            continue
-        if line == "alone":  # its check reads a timing: it needs the GPU to itself
-            m["alone"] = True
+        if line in flags:
+            fields[line] = True
             continue
         key, sep, value = line.partition(":")
         if not sep:
             raise MutantError(f"{path}:{i}: expected 'key: value', got {line!r}")
         key, value = key.strip(), value.strip()
-        if key == "run":
-            m["runs"].append(value)
-        elif key in ("program", "source", "bug", "expect", "gtest", "gtest-filter", "sanitize",
-                     "counters"):
-            m[key] = value
+        if key in repeated:
+            fields[key].append(value)
+        elif key in keys:
+            fields[key] = value
         else:
             raise MutantError(f"{path}:{i}: unknown key {key!r}")
-    for key in ("program", "bug", "expect"):
-        if key not in m:
-            raise MutantError(f"{path}: missing '{key}:'")
-    m["expect"] = m["expect"].split()
-    for check in m["expect"]:
-        if check not in CHECKS:
-            raise MutantError(f"{path}: unknown check {check!r} (known: {', '.join(CHECKS)})")
-    m.setdefault("source", f"{m['chapter']}/{m['program']}.cu")
-    m.setdefault("gtest", f"test_{m['program']}")
-    if m["source"].startswith("tests/"):
-        raise MutantError(f"{path}: a planted bug goes into a program, never into tests/")
-    # The patch: @@ find / @@ replace pairs, closed by @@ end.
+    return fields, i, lines
+
+
+def read_patch(path, lines, i):
+    """The patch from line i on: '@@ find' / '@@ replace' pairs, closed by '@@ end'. A file
+    with no '@@' line at all gives no patch ([]); one that opens a patch must close it."""
+    patches = []
+    if i >= len(lines):
+        return patches
     block, find, text = None, None, []
     for n, line in enumerate(lines[i:], start=i + 1):
         if line.startswith("@@"):
@@ -91,7 +87,7 @@ def parse(path):
             if block == "find":
                 find = "\n".join(text)
             elif block == "replace":
-                m["patches"].append((find, "\n".join(text)))
+                patches.append((find, "\n".join(text)))
             if marker not in ("find", "replace", "end"):
                 raise MutantError(f"{path}:{n}: unknown marker {line!r}")
             if marker == "replace" and block != "find":
@@ -103,6 +99,34 @@ def parse(path):
             text.append(line)
     else:
         raise MutantError(f"{path}: no '@@ end'")
+    if not patches:
+        raise MutantError(f"{path}: no '@@ find' / '@@ replace' pair")
+    return patches
+
+
+def parse(path):
+    """Reads a .mutant file into a dict; raises MutantError with the line at fault."""
+    fields, i, lines = read_fields(
+        path, ("program", "source", "bug", "expect", "gtest", "gtest-filter", "sanitize",
+               "counters"),
+        repeated=("run",), flags=("no-default-run", "alone"))
+    m = {"path": Path(path), "runs": fields.pop("run"), "patches": [],
+         "no_default_run": fields.pop("no-default-run"), "alone": fields.pop("alone")}
+    m.update(fields)
+    m["chapter"] = Path(path).parent.name
+    m["name"] = Path(path).name[: -len(".mutant")]
+    for key in ("program", "bug", "expect"):
+        if key not in m:
+            raise MutantError(f"{path}: missing '{key}:'")
+    m["expect"] = m["expect"].split()
+    for check in m["expect"]:
+        if check not in CHECKS:
+            raise MutantError(f"{path}: unknown check {check!r} (known: {', '.join(CHECKS)})")
+    m.setdefault("source", f"{m['chapter']}/{m['program']}.cu")
+    m.setdefault("gtest", f"test_{m['program']}")
+    if m["source"].startswith("tests/"):
+        raise MutantError(f"{path}: a planted bug goes into a program, never into tests/")
+    m["patches"] = read_patch(path, lines, i)
     if not m["patches"]:
         raise MutantError(f"{path}: no '@@ find' / '@@ replace' pair")
     return m
