@@ -54,3 +54,22 @@ def lab_tables(name="side/lab-selftest.log"):
         for row in t["table"]:
             cog.outl(row)
         cog.outl("")
+
+
+# ---- exercises that run (tests/exercises/, their record exercises.json) --------------------
+def exercise(name, indent="   "):
+    """The measured part of an exercise's answer: what ran on the GPU (the record
+    exercises.json in the results folder, written by tests/exercises/exercise.py run) and each
+    claim of tests/exercises/<name>.exercise as it came out. A claim that is false on the
+    record, a record older than the exercise file, or a patch that no longer applies raises:
+    the docs check fails (tests/exercises/README.md)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests", "exercises"))
+    import exercise as ex  # the exercises' own reader and checker
+    try:
+        lines = ex.answer_lines(name, os.path.join(results_dir(), "side", "exercises.json"))
+    except ex.mutant.MutantError as err:
+        raise SystemExit(f"docs: exercise {name}: {err}")
+    for line in lines:
+        cog.outl(indent + line)
