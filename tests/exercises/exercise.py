@@ -47,9 +47,10 @@ import mutant  # noqa: E402  (the planted-bug format: fields, patch, standalone 
 
 RECORD = REPO / "docs" / "runs" / "h200" / "side" / "exercises.json"
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
+RUNNER = 2  # how runs are made (a program run gets --json): a record of another runner is stale
 KEEP_LINES = 80  # a try's output lines kept in the record (besides its JSON records)
 # Lines a record always keeps, wherever they are in the output.
-KEY_LINE = re.compile(r"^(Verdict:|Lesson:|impossible measurement|=+ ERROR SUMMARY|=+ (Error|Invalid|Race|Barrier|Misaligned)|.*error:|.*static_assert|CUDA error)")
+KEY_LINE = re.compile(r"^(Verdict:|Lesson:|impossible measurement|=+ \w+ SUMMARY|.*error:|CUDA error|  returned cuda)")
 
 
 class ExerciseError(mutant.MutantError):
@@ -147,7 +148,7 @@ def spec_sha(e):
     """What ran: the program, its source as patched, the builds and the runs (not the claims
     or the sentences: those are read against the record, and may change without a rerun)."""
     text = patched(e)
-    spec = {"program": e["program"], "source": e["source"], "builds": e["builds"],
+    spec = {"runner": RUNNER, "program": e["program"], "source": e["source"], "builds": e["builds"],
             "runs": e["runs"], "patched_source": hashlib.sha256(text.encode()).hexdigest()}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -204,9 +205,12 @@ def fails(r):
 
 @function
 def errors(r):
-    """compute-sanitizer's 'ERROR SUMMARY: N errors' of the first try (None without one)."""
+    """The errors compute-sanitizer reports in the first try: its 'ERROR SUMMARY: N errors',
+    or racecheck's 'RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)'; None
+    without a summary."""
     for line in _try(r).get("lines", []):
-        m = re.search(r"ERROR SUMMARY: (\d+) error", line)
+        m = re.search(r"ERROR SUMMARY: (\d+) error", line) or \
+            re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) error", line)
         if m:
             return int(m.group(1))
     return None
@@ -261,12 +265,12 @@ def timed_out(r):
 
 @function
 def minimum(*xs):
-    return min(xs)
+    return None if None in xs else min(xs)
 
 
 @function
 def maximum(*xs):
-    return max(xs)
+    return None if None in xs else max(xs)
 
 
 ALLOWED = (ast.Expression, ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.Not, ast.UnaryOp,
@@ -309,7 +313,7 @@ def _eval(node, env):
         return (not v) if isinstance(node.op, ast.Not) else -v
     if isinstance(node, ast.BinOp):
         a, b = _eval(node.left, env), _eval(node.right, env)
-        if a is None or b is None:
+        if a is None or b is None or (isinstance(node.op, ast.Div) and b == 0):
             return None
         op = type(node.op)
         return a + b if op is ast.Add else a - b if op is ast.Sub else a * b if op is ast.Mult else a / b
@@ -320,11 +324,16 @@ def _eval(node, env):
         left = _eval(node.left, env)
         for op, right_node in zip(node.ops, node.comparators):
             right = _eval(right_node, env)
+            f = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+                 ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+                 ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+                 ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op)]
             try:
-                ok = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
-                      ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
-                      ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
-                      ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op)](left, right)
+                if isinstance(left, list) and not isinstance(op, (ast.In, ast.NotIn)) \
+                        and not isinstance(right, list):  # [a, b, c] > 0: each of them
+                    ok = bool(left) and all(f(x, right) for x in left)
+                else:
+                    ok = f(left, right)
             except TypeError:  # None against a number: the record lacks the value
                 return False
             if not ok:
@@ -353,10 +362,14 @@ def evaluate(e, rec):
     out = []
     for says, claim in e["claims"]:
         tree = check_expression(e["path"], claim, set(env))
-        holds = bool(_eval(tree, env))
-        lv = left_value(tree, env)
         try:
-            sentence = says.format(lv) if "{" in says else says
+            holds = bool(_eval(tree, env))
+            lv = left_value(tree, env)
+        except (TypeError, ZeroDivisionError):  # a value the record lacks
+            holds, lv = False, None
+        try:
+            sentence = (says.format(*lv) if isinstance(lv, list) else says.format(lv)) \
+                if "{" in says else says
         except (ValueError, TypeError):
             sentence = f"{says} [{lv!r}]"
         out.append((sentence, holds, claim, lv))
@@ -476,6 +489,8 @@ def run_one(e, rname, binary):
         shown = " ".join(["compute-sanitizer", "--tool", r["tool"], shown_prog] + r["args"])
     else:
         words, shown = [str(binary)] + r["args"], " ".join([shown_prog] + r["args"])
+    if r["tool"] != "sass":  # the program's machine-readable lines too (value() reads them)
+        words, shown = words + ["--json"], shown + " --json"
     tries = []
     for _ in range(r["times"]):
         code, timed, secs, out = run_words(words, r["timeout"], cwd=cwd)
@@ -617,7 +632,7 @@ def outcome(r):
         return f"stopped after {t['seconds']:.0f} s (no exit)"
     parts = [f"exit {t['exit']}"]
     for line in t.get("lines", []):
-        if re.search(r"ERROR SUMMARY", line):
+        if re.search(r"=+ \w+ SUMMARY", line):
             parts.append(line.strip("= ").strip())
         elif line.startswith("Verdict:"):
             parts.append(f"`{line.strip()}`")
@@ -640,7 +655,8 @@ def answer_lines(name, record_path=None):
         flags = e["builds"][r["build"]]["flags"]
         if flags:
             which += f", built with `{' '.join(flags)}`"
-        lines.append(f"`{r['command']}` ({which}): {outcome(r)}.")
+        command = r["command"].removesuffix(" --json")  # --json: value() reads its lines
+        lines.append(f"`{command}` ({which}): {outcome(r)}.")
     for bname, b in rec["builds"].items():
         if b["tries"][0]["exit"] != 0:
             msg = next((l for l in b["tries"][0]["lines"] if "error" in l), "")
