@@ -616,6 +616,10 @@ def cmd_gpu_check(name, work):
 
 # ---- what the answer key prints (scripts/docs.py, through the docs generator) ---------------
 
+def short(text, n=160):
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
 def outcome(r):
     """One run's outcome in words: exit code, the verdict line or the sanitizer's summary."""
     if not r["tries"]:
@@ -635,7 +639,7 @@ def outcome(r):
         if re.search(r"=+ \w+ SUMMARY", line):
             parts.append(line.strip("= ").strip())
         elif line.startswith("Verdict:"):
-            parts.append(f"`{line.strip()}`")
+            parts.append(f"`{short(line.strip())}`")
     return ", ".join(parts)
 
 
@@ -649,22 +653,22 @@ def answer_lines(name, record_path=None):
         raise ExerciseError("; ".join(bad))
     rec = record["exercises"][e["name"]]
     gpu = rec.get("gpu") or record.get("gpu") or "a GPU"
-    lines = [f"Ran on an {gpu} (`{rec['file']}`; {e['change']}):"]
+    lines = [f"On an {gpu} (`{rec['file']}`: {e['change']}):"]
     for rname, r in rec["runs"].items():
         which = "as it is" if not e["builds"][r["build"]]["patched"] else "changed"
         flags = e["builds"][r["build"]]["flags"]
         if flags:
             which += f", built with `{' '.join(flags)}`"
         command = r["command"].removesuffix(" --json")  # --json: value() reads its lines
-        lines.append(f"`{command}` ({which}): {outcome(r)}.")
+        lines.append(f"- `{command}` ({which}): {outcome(r)}.")
     for bname, b in rec["builds"].items():
         if b["tries"][0]["exit"] != 0:
             msg = next((l for l in b["tries"][0]["lines"] if "error" in l), "")
             msg = re.sub(r"^.*?error: ", "", msg).strip()
-            lines.append(f"Building `{bname}` fails (nvcc exit {b['tries'][0]['exit']})"
-                         + (f": `{msg}`." if msg else "."))
+            lines.append(f"- building it ({bname}) fails, nvcc exit {b['tries'][0]['exit']}"
+                         + (f": `{short(msg)}`." if msg else "."))
     sentences = [s for s, _, _, _ in evaluate(e, rec)]
-    lines.append("So: " + "; ".join(sentences) + ".")
+    lines += ["", "Measured: " + "; ".join(sentences) + "."]
     return lines
 
 
