@@ -14,6 +14,8 @@
 #    then N - 1 more tours of the same build, kept beside it as repeats/ (scripts/docs.py
 #    repeat): host-timed figures (end to end, the CPU, pageable copies, the tour's length) move
 #    by tens of percent between runs, so the handouts give them as median [range] over all N;
+#    and the handouts' exercises that change the code (tests/exercises/), each built and run,
+#    into side/exercises.json (the answer key's exercise answers; exercise.py check);
 # 4. scripts/docs.py update: every marked block of README.md and docs/*.md rewritten;
 # 5. scripts/docs.py check: the blocks are current and every measured number in prose has a
 #    source; a stale hand-written number is named here, to be fixed by hand.
@@ -44,6 +46,9 @@ for i in $(seq 2 "$tours"); do
     CUDA_EXAMPLES_REQUIRE_GPU=1 python3 scripts/tour.py --preset "$preset" --results "$run-r$i"
     .venv/bin/python scripts/docs.py repeat "$run-r$i"
 done
+echo "refresh_docs: 3/5 the handouts' exercises (tests/exercises/) into docs/runs/h200/side/exercises.json"
+python3 tests/exercises/exercise.py run --out docs/runs/h200/side/exercises.json \
+    --commit "$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 echo "refresh_docs: 4/5 regenerate the marked blocks"
 .venv/bin/python scripts/docs.py update --build "$build"
 echo "refresh_docs: 5/5 check"

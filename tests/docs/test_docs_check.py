@@ -7,12 +7,15 @@
 2. a results file changed without the docs (one kernel time of results.json, or one end-to-end
    time of a repeat kept beside it in repeats/) fails it;
 3. a program whose --help text changed without the docs fails it;
+   and an exercise's record (side/exercises.json) that contradicts its claim fails it, as does
+   an exercise's generated answer in docs/instructors.md edited by hand;
 4. a number typed by hand into a handout's prose fails the prose check every time: made up
    (41.27×, and 800 seeded random two-decimal numbers), equal to a measured one, or a ratio of
    two measured ones; an allow-listed constant passes only in the sentence its entry names.
 Each case works on copies (a results folder, a build folder of wrappers, a handout) in a
 temporary folder; the tree is never changed.
 """
+import argparse
 import json
 import os
 import random
@@ -93,10 +96,51 @@ def main():
         code_ok, out_ok = docs("numbers")
         expect(code_ok, out_ok, 0, "the prose check passes as committed")
 
-    # 4. the prose check is exact: a number with a unit typed into a handout's prose fails it,
-    #    whatever its value: made up, equal to a measured one, or a ratio of two measured ones.
+        # 5. an exercise's observation that the record no longer shows: the answer key's
+        #    generated answer raises, and the check fails (tests/exercises/README.md).
+        shutil.rmtree(results)
+        shutil.copytree(RESULTS, results)
+        record = os.path.join(results, "side", "exercises.json")
+        with open(record) as f:
+            data = json.load(f)
+        wide = data["exercises"]["ch02_vector_add.3"]["runs"]["wide"]["tries"][0]
+        wide["lines"] = [("Verdict: PASS (all 268435456 elements match the CPU)"
+                          if l.startswith("Verdict:") else l) for l in wide["lines"]]
+        wide["exit"] = 0
+        with open(record, "w") as f:
+            json.dump(data, f)
+        code, out = docs("check", "--build", build, "--results", results)
+        expect(code, out, 1, "an exercise record that contradicts its claim fails the check")
+        if "ch02_vector_add.3" not in out:
+            failures.append(f"the failed check does not name the exercise:\n{out[-1500:]}")
+
+    # 6. an exercise's generated answer edited by hand fails the check: the blocks of a copy
+    #     of docs/instructors.md, one line of one answer changed, checked as scripts/docs.py
+    #     checks the real one.
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import docs as d
+    key = os.path.join(ROOT, "docs", "instructors.md")
+    with open(key) as f:
+        text = f.read()
+    at = text.index('g.exercise("ch04_matmul.4")')
+    line = text.index("Measured: racecheck reports", at)
+    edited = text[:line] + text[line:].replace("Measured: racecheck reports",
+                                               "Measured: racecheck reports no errors; it reports", 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, body, wanted in (("as committed", text, 0), ("edited by hand", edited, 1)):
+            copy = os.path.join(tmp, "instructors.md")
+            with open(copy, "w") as f:
+                f.write(body)
+            files = d.files
+            d.files = lambda: [copy]
+            try:
+                code = d.run_cog(["--check"], argparse.Namespace(results=RESULTS, build=build))
+            finally:
+                d.files = files
+            expect(1 if code else 0, "", wanted, f"the answer key's exercise answers, {name}")
+
+    # 4. the prose check is exact: a number with a unit typed into a handout's prose fails it,
+    #    whatever its value: made up, equal to a measured one, or a ratio of two measured ones.
     handout = os.path.join(ROOT, "docs", "ch04_matmul.md")
     with open(os.path.join(RESULTS, "results.json")) as f:
         data = json.load(f)

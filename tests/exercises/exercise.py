@@ -540,10 +540,19 @@ def cmd_run(names, out, work, jobs, commit):
         for sentence, holds, claim, _ in evaluate(e, rec):
             print(f"  {'holds' if holds else 'FALSE'}: {claim}  ({sentence})", flush=True)
     record["seconds"] = round(time.monotonic() - started, 1)
-    Path(out).write_text(json.dumps(record, indent=1) + "\n")
+    Path(out).write_text(dump(record))
     print(f"exercise.py run: {len(exercises)} exercises in {record['seconds']} s "
           f"(builds {build_s:.0f} s) on {gpu}; record {out}")
     return 0
+
+
+def dump(record):
+    """The record as JSON, one exercise a line (a rerun's diff shows which ones changed)."""
+    head = {k: v for k, v in record.items() if k != "exercises"}
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    ex = [f"  {json.dumps(n)}: {json.dumps(e, ensure_ascii=False)}"
+          for n, e in sorted(record.get("exercises", {}).items())]
+    return "{\n" + "\n".join(lines) + '\n "exercises": {\n' + ",\n".join(ex) + "\n }\n}\n"
 
 
 # ---- the check (no GPU) ---------------------------------------------------------------------
@@ -616,7 +625,7 @@ def cmd_gpu_check(name, work):
 
 # ---- what the answer key prints (scripts/docs.py, through the docs generator) ---------------
 
-def short(text, n=160):
+def short(text, n=120):
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
@@ -635,11 +644,15 @@ def outcome(r):
     if t.get("timed_out"):
         return f"stopped after {t['seconds']:.0f} s (no exit)"
     parts = [f"exit {t['exit']}"]
+    summary = verdict_line = cuda = None
     for line in t.get("lines", []):
-        if re.search(r"=+ \w+ SUMMARY", line):
-            parts.append(line.strip("= ").strip())
-        elif line.startswith("Verdict:"):
-            parts.append(f"`{short(line.strip())}`")
+        if summary is None and re.search(r"=+ \w+ SUMMARY: \d+ (errors?|hazards?)", line):
+            summary = line.strip("= ").strip()
+        elif verdict_line is None and line.startswith("Verdict:"):
+            verdict_line = f"`{short(line.strip())}`"
+        elif cuda is None and re.match(r"\s+returned (cuda\w+)", line):
+            cuda = f"`{line.strip().removeprefix('returned ')}`"
+    parts += [x for x in (cuda, verdict_line, summary) if x]
     return ", ".join(parts)
 
 
