@@ -36,6 +36,8 @@ a measured number is written by a generated block, so one typed by hand fails th
 time, however close it is to a measured value.
 
 Refreshing everything on a GPU is one command: tools/refresh_docs.sh (docs/README.md).
+The check also holds every exercise of tests/exercises/ against its record (side/exercises.json
+of the results run): an observation that the record does not show fails it.
 Exit status: 0 up to date, 1 stale or unsourced, 2 bad usage or missing input.
 """
 import argparse
@@ -317,7 +319,17 @@ def main():
     if code == 2:
         return 2
     numbers = check_numbers(opts.results)
-    return 1 if code or numbers else 0
+    exercises = check_exercises(opts.results)
+    return 1 if code or numbers or exercises else 0
+
+
+def check_exercises(results):
+    """Every exercise of tests/exercises/, answered in docs/instructors.md or not: its claims
+    hold on the record side/exercises.json of the results run (tests/exercises/README.md)."""
+    record = os.path.join(results, "side", "exercises.json")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "exercises", "exercise.py"),
+                          "check", "--record", record])
+    return run.returncode
 
 
 if __name__ == "__main__":
