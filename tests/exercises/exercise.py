@@ -144,12 +144,39 @@ def parse(path):
     return e
 
 
+def code_of(text):
+    """C++ source without its comments, each run of blank space one space: what a change to
+    the program must alter to make a record stale (a comment edited elsewhere in the file does
+    not). String and character literals are kept whole (a // inside one is not a comment)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            out.append(" ")
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
 def spec_sha(e):
-    """What ran: the program, its source as patched, the builds and the runs (not the claims
-    or the sentences: those are read against the record, and may change without a rerun)."""
-    text = patched(e)
+    """What ran: the program, its code as patched (comments aside: code_of), the builds and
+    the runs (not the claims or the sentences: those are read against the record, and may
+    change without a rerun)."""
+    text = code_of(patched(e))
     spec = {"runner": RUNNER, "program": e["program"], "source": e["source"], "builds": e["builds"],
-            "runs": e["runs"], "patched_source": hashlib.sha256(text.encode()).hexdigest()}
+            "runs": e["runs"], "patched_code": hashlib.sha256(text.encode()).hexdigest()}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -7,7 +7,8 @@
 2. a doctored record fails: a run's verdict line or exit code changed, a sanitizer's error
    count changed, a printed figure moved out of its claimed range, a run removed;
 3. an exercise file whose runs or patch changed after the record was made fails (stale: run it
-   again on a GPU), and so does a patch that no longer applies to the program;
+   again on a GPU), and so does a patch that no longer applies to the program; the program's
+   code counts, its comments do not;
 4. a claim changed to one the record contradicts fails, and a claim's sentence is printed with
    the record's value, never a typed one;
 5. malformed files are refused with the line at fault (exit 2).
@@ -124,6 +125,16 @@ def main():
         p = changed_copy("ch02_vector_add.3", "    long long i = (long long)blockIdx.x * blockDim.x",
                          "    long long j = (long long)blockIdx.x * blockDim.x")
         expect(check(p), 1, "a patch that no longer applies to the program", "is not in")
+
+        # 3b. What makes a record stale is the program's code, not its comments.
+        src = (exercise.REPO / "ch02_vector_add" / "VA-GPU-NN.cu").read_text()
+        commented = src.replace("\n", "\n// a comment added by a maintainer\n", 1)
+        recoded = src.replace("blockIdx.x * blockDim.x", "blockDim.x * blockIdx.x", 1)
+        if exercise.code_of(commented) != exercise.code_of(src) or \
+                exercise.code_of(recoded) == exercise.code_of(src):
+            failures.append("code_of: a comment changed the code, or a code change did not")
+        else:
+            print("ok: a comment added leaves the code as it was; a changed line does not")
 
         # 4. A claim the record contradicts; the sentence carries the record's value.
         p = changed_copy("ch02_vector_add.5", 'claim: errors(broken) == 0', 'claim: errors(broken) > 0')
