@@ -705,7 +705,10 @@ def answer_lines(name, record_path=None):
         if b["tries"][0]["exit"] != 0:
             msg = next((l for l in b["tries"][0]["lines"] if "error" in l), "")
             msg = re.sub(r"^.*?error: ", "", msg).strip()
-            lines.append(f"- building it ({bname}) fails, nvcc exit {b['tries'][0]['exit']}"
+            spec = e["builds"][bname]
+            what = ("the changed program" if spec["patched"] else "the program") + \
+                (f" with `{' '.join(spec['flags'])}`" if spec["flags"] else "")
+            lines.append(f"- {what} does not build: nvcc exit {b['tries'][0]['exit']}"
                          + (f": `{short(msg)}`." if msg else "."))
     sentences = [s for s, _, _, _ in evaluate(e, rec)]
     lines += ["", "Measured: " + "; ".join(sentences) + "."]
