@@ -14,8 +14,9 @@ tables are made from programs.json and results.json, and a program that the resu
 not hold is shown as "not in this results run".
 
 The functions live in docs/gen/: core.py (shared by every handout) and one module per
-handout that has functions of its own (ch04, ch05, ch06, ch07, instructors, readme); the
-blocks of chapters 2 and 3 use the core alone. This module gathers them under one name, `g`, and holds the CI times
+handout that has functions of its own (ch04, ch05, ch06, ch07, instructors, readme) and
+ladders.py (the progress tables at the top of chapters 3, 4 and 6, from ladders.json); the
+blocks of chapter 2 use the core alone. This module gathers them under one name, `g`, and holds the CI times
 (README.md, docs/ci.md) itself.
 """
 import glob
@@ -34,6 +35,7 @@ from gen.ch05 import *  # noqa: F401,F403
 from gen.ch06 import *  # noqa: F401,F403
 from gen.ch07 import *  # noqa: F401,F403
 from gen.instructors import *  # noqa: F401,F403
+from gen.ladders import *  # noqa: F401,F403
 from gen.readme import *  # noqa: F401,F403
 
 
