@@ -58,7 +58,8 @@ def ladder_record(program, variant=None, width=None, precision=None):
 
 
 def _place(step):
-    """Where a step stands: (its program's place in programs.json, its place in the program)."""
+    """Where a step stands: (its program's place in programs.json, its place in the program:
+    its record's in the results run, or its step number; None when the run lacks it)."""
     programs = [p["name"] for p in manifest()["programs"]]
     if step["program"] not in programs:
         raise SystemExit(f"docs: ladder step {step['program']} is not in programs.json")
@@ -66,13 +67,16 @@ def _place(step):
         inner = step["step"]
     else:
         inner = next((i for i, r in _records() if r["program"] == step["program"] and
-                      (not step.get("variant") or r.get("variant") == step["variant"])), -1)
+                      (not step.get("variant") or r.get("variant") == step["variant"])), None)
     return programs.index(step["program"]), inner
 
 
 def _check_order(name, steps):
+    """Stops the generator when the steps do not follow programs.json's order, or a program's
+    steps not its records' order (a step the run lacks is left out of the second test)."""
     places = [_place(s) for s in steps]
-    if places != sorted(places):
+    known = [p for p in places if p[1] is not None]
+    if [p[0] for p in places] != sorted(p[0] for p in places) or known != sorted(known):
         raise SystemExit(f"docs: ladder {name} in docs/gen/ladders.json does not follow "
                          "programs.json's order (and the records' order within a program)")
 
