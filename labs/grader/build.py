@@ -14,12 +14,14 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .fence import safe_read
 from .labs import REPO, LabError, kit_info
 
 sys.path.insert(0, str(REPO / "tests" / "mutants"))
 import mutant  # noqa: E402  (standalone_line, arch_flags)
 
 BUILD_LIMITS = {"nproc": 256, "fsize": 512 << 20, "nofile": 1024}
+MAX_PROGRAM = 256 << 20  # bytes of a built driver
 
 
 def sha256_file(path):
@@ -47,17 +49,37 @@ def tree_digest(lab):
     return h.hexdigest()
 
 
+def included_programs(folder, name):
+    """The .cu files of folder that name #includes, itself and transitively."""
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen or not (Path(folder) / n).is_file():
+            continue
+        seen.add(n)
+        todo += re.findall(r'^\s*#\s*include\s*"([^"/]+\.cu)"', (Path(folder) / n).read_text(), re.M)
+    return seen
+
+
 class Builder:
     def __init__(self, work, arch, nvcc, fence, shared_cache):
         self.work, self.arch, self.nvcc, self.fence = Path(work), arch, nvcc, fence
-        # The reference cache is shared between runs only when student code runs as another uid
-        # (it cannot write the grader's files); otherwise each run builds its own.
-        self.cache = (self.work / "cache") if shared_cache else (self.work / "private-cache")
+        # The reference cache is shared between runs only where no fenced process can reach it:
+        # a fence with namespaces never shows it, and one that drops the uid cannot write it.
+        # Otherwise (a weak fence, the grader's own uid) each run builds its own, in a fresh
+        # folder that no later grade uses (a poisoned reference dies with its run).
+        self.private = not shared_cache
+        self.cache = (self.work / "cache") if shared_cache else Path(
+            tempfile.mkdtemp(dir=self.work, prefix="private-cache-"))
         self.cache.mkdir(parents=True, exist_ok=True)
         self.cache.chmod(0o755)
         self.hashes = {}  # key -> sha256 of the binary, as built in this run
         self.lock = threading.Lock()
         self.digests = {}
+
+    def close(self):
+        if self.private:
+            shutil.rmtree(self.cache, ignore_errors=True)
 
     def arch_flags(self):
         if re.match(r"^\d", self.arch or ""):
@@ -73,10 +95,16 @@ class Builder:
         return words[:1] + ["-lineinfo", "-DCUDA_EXAMPLES_NO_MAIN"] + self.arch_flags() + words[1:]
 
     def tree(self, lab, task, text, where):
+        """The build's own copy of what it reads: common/, the lab folder's headers and data, the
+        task's file (text), and only those other programs of the folder that it #includes (the
+        other tasks' solutions are not there to be read)."""
         tree = Path(where)
         shutil.copytree(REPO / "common", tree / "common", ignore=shutil.ignore_patterns("*.md"))
+        needed = included_programs(REPO / lab["folder"], task["file"])
         shutil.copytree(REPO / lab["folder"], tree / lab["folder"],
-                        ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.txt", "*.py"))
+                        ignore=lambda d, names: [n for n in names if n in ("__pycache__",) or
+                                                 n.endswith((".md", ".txt", ".py")) or
+                                                 (n.endswith(".cu") and n not in needed)])
         (tree / lab["folder"] / task["file"]).write_text(text)
         shutil.copy2(REPO / "labs" / "drivers" / "driver.h", tree / lab["folder"] / "lab_driver.h")
         shutil.copy2(driver_source(task), tree / lab["folder"] / "grade_driver.cu")
@@ -170,14 +198,17 @@ class Builder:
         log = log.replace(str(tree) + "/", "")
         if rc == "timeout":
             return None, f"the build did not finish within {timeout} s and was stopped", left
-        if rc != 0 or not out.exists():
+        if rc != 0:
             return None, log, left
-        st = os.lstat(out)
-        if not stat.S_ISREG(st.st_mode):
-            return None, "the build made no program", left
+        # Every fenced process is gone; still, the file is read as one that fenced code made:
+        # no symbolic link followed, no FIFO waited on, at most MAX_PROGRAM bytes.
+        data, why = safe_read(out, MAX_PROGRAM, under=jail)
+        if data is None or len(data) >= MAX_PROGRAM:
+            return None, f"the build made no program ({why or 'too large'})", left
         keep = Path(scratch) / "bin" / f"{task['id']}-{os.urandom(4).hex()}"
         keep.parent.mkdir(exist_ok=True)
-        keep.parent.chmod(0o755)
-        shutil.copyfile(out, keep)
-        keep.chmod(0o555)
+        keep.parent.chmod(0o711)
+        fd = os.open(keep, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o555)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         return keep, log, left

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import lint, report, score
 from .build import Builder
-from .fence import Fence, gpu_probe
+from .fence import KINDS, Fence, gpu_probe
 from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
 from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab, region_body
 
@@ -46,9 +46,29 @@ def cmd_lint(args):
     return EXIT_OK if not problems and seen else EXIT_LOST
 
 
-def grade_folders(lab, folders, args, names=None):
-    """[(folder, results, meta)]: every folder graded, each task on its own."""
-    fence = Fence(getattr(args, "fence", None))
+def make_fence(args):
+    return Fence(getattr(args, "fence", None), tools=[getattr(args, "nvcc", None),
+                                                      getattr(args, "sanitizer", None)])
+
+
+def weak_fence_refused(fence, args, command):
+    """The message (exit 2) where only a fence that leaves the file system in view works here
+    and the instructor did not accept it; None otherwise."""
+    if not fence.weak or getattr(args, "accept_weak_fence", False) or getattr(args, "build_only", False):
+        return None
+    return (f"lab.py {command}: REFUSED: the only fence that works here is '{fence.kind}', which "
+            "leaves this machine's files (the course repository, the reference drivers, the "
+            "cache, other submissions) in view of student code, so its grades could be forged.\n"
+            "Grade as root on Linux (mount, PID and network namespaces: the 'namespaces' fence), "
+            "or where unprivileged user namespaces are allowed ('namespaces-user'); or pass "
+            "--accept-weak-fence to grade anyway, knowing that.\nfence: " + fence.describe())
+
+
+def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
+    """[(folder, results, meta)]: every folder graded, each task on its own. unlinted: folders
+    whose regions are not linted (lab.py selftest only: cheats that stand for an attacker who
+    got past the lint, to prove that the fence holds by itself)."""
+    fence = fence or make_fence(args)
     names = names or [Path(f).name for f in folders]
     meta = {"fence": fence.kind, "fence_detail": fence.describe()}
     why = None if args.build_only else gpu_probe()
@@ -60,9 +80,10 @@ def grade_folders(lab, folders, args, names=None):
     work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="lab-grade-"))
     scratch.chmod(0o711)
+    builder = None
     try:
-        builder = Builder(work, args.arch, args.nvcc, fence, shared_cache=fence.drops_uid)
-        prepared = [score.prepare(lab, f, REPO) for f in folders]
+        builder = Builder(work, args.arch, args.nvcc, fence, shared_cache=fence.namespaces or fence.drops_uid)
+        prepared = [score.prepare(lab, f, REPO, lint_regions=f not in unlinted) for f in folders]
         reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
         started = time.time()
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -110,6 +131,8 @@ def grade_folders(lab, folders, args, names=None):
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if builder is not None:
+            builder.close()
 
 
 def lab_from_args(args):
@@ -127,18 +150,23 @@ def cmd_grade(args):
     except LabError as e:
         print(f"lab.py grade: {e}")
         return EXIT_USAGE
+    fence = make_fence(args)
+    refused = weak_fence_refused(fence, args, "grade")
+    if refused:
+        print(refused)
+        return EXIT_USAGE
     try:
         report.safe_dir(out, args.dir)
     except LabError as e:
         print(f"lab.py grade: {e}")
         return EXIT_USAGE
     try:
-        [(folder, results, meta)], why = grade_folders(lab, [args.dir], args)
+        [(folder, results, meta)], why = grade_folders(lab, [args.dir], args, fence=fence)
     except Exception as e:  # noqa: BLE001  (the report still says what happened)
         why = None
         results = report.cannot_grade_results(lab, f"the grader failed: {type(e).__name__}: {e}")
-        meta = {"grader_error": str(e)}
-    text, total, maximum = report.table(lab, results, str(args.dir))
+        meta = {"grader_error": str(e), "fence": fence.kind, "fence_detail": fence.describe()}
+    text, total, maximum = report.table(lab, results, str(args.dir), meta.get("fence_detail"))
     print(text)
     report.write_reports(lab, results, out, meta, args.dir)
     print(f"fence: {meta.get('fence_detail', '?')}\n(results.json and junit.xml in {out})")
@@ -155,19 +183,26 @@ def cmd_grade_class(args):
     lab = lab_from_args(args)
     root = Path(args.dir)
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    fence = make_fence(args)
+    refused = weak_fence_refused(fence, args, "grade-class")
+    if refused:
+        print(refused)
+        return EXIT_USAGE
     try:
-        graded, why = grade_folders(lab, folders, args)
+        graded, why = grade_folders(lab, folders, args, fence=fence)
     except Exception as e:  # noqa: BLE001  (every student still gets a row and a report)
         why = None
         error = f"the grader failed: {type(e).__name__}: {e}"
-        graded = [(f, report.cannot_grade_results(lab, error), {"grader_error": error}) for f in folders]
+        graded = [(f, report.cannot_grade_results(lab, error), {"grader_error": error, "fence": fence.kind,
+                                                                "fence_detail": fence.describe()})
+                  for f in folders]
     csv_path = Path(args.csv or root / f"scores-{lab['chapter']}.csv")
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["student"] + [t["id"] for t in lab["tasks"]] + ["total", "max", "lost"])
     all_full = True
     for folder, results, meta in graded:
-        text, total, maximum = report.table(lab, results, folder.name)
+        text, total, maximum = report.table(lab, results, folder.name, meta.get("fence_detail"))
         print(text + "\n")
         try:
             report.write_reports(lab, results, Path(args.work) / "reports" / folder.name, meta, folder)
@@ -216,8 +251,11 @@ def build_parser(doc):
         q.add_argument("--work", default=str(REPO / "build-lab"), help="builds, cache and reports")
         q.add_argument("--build-only", action="store_true", help="build, run nothing")
         q.add_argument("--seed", type=int, help="the inputs' seed (default: a new one each run)")
-        q.add_argument("--fence", choices=["bwrap", "unshare+setpriv", "unshare-user", "setsid"],
+        q.add_argument("--fence", choices=list(KINDS),
                        help="force a fence (default: the strongest that works here)")
+        q.add_argument("--accept-weak-fence", action="store_true",
+                       help="grade even where only a fence that leaves the file system in view "
+                            "works (unshare+setpriv, setsid): its grades can be forged")
         q.add_argument("--gtest-lib", action="append", default=[], help=argparse.SUPPRESS)
         q.add_argument("--gtest-include", action="append", default=[], help=argparse.SUPPRESS)
 
@@ -266,7 +304,12 @@ def run(doc, argv=None):
             return cmd_grade_class(args)
         if args.command == "check":
             return cmd_check(args)
-        return cmd_selftest(args, grade_folders)
+        fence = make_fence(args)
+        refused = weak_fence_refused(fence, args, "selftest")
+        if refused:
+            print(refused)
+            return EXIT_USAGE
+        return cmd_selftest(args, lambda *a, **k: grade_folders(*a, fence=fence, **k))
     except LabError as e:
         print(f"lab.py: {e}")
         return EXIT_USAGE

@@ -1,26 +1,46 @@
 """The fence around every build and run of student code, and the grader's own GPU probe.
 
-Every fenced command runs in its own session and process group (setsid), with stdin closed, its
-output capped (HEAD + TAIL bytes kept, the rest read and dropped), a cleared environment, and
-limits (prlimit: processes, file size, CPU time, open files, no core files). At its time limit
-the whole group is killed; after it ends, every process left behind (found by the run's uid,
-or by the token in its environment) is killed too, so nothing of a submission outlives its run.
+The fence is the operating system's, not the lint's. Each fenced command (a student's build, a
+run of a driver, the reference's runs too) starts in new namespaces (util-linux `unshare`, then
+fence_init.py inside them), where it sees only what the run needs:
+  mount    a new root: /usr and /lib* (the compilers, the C and CUDA libraries), a few files of
+           /etc, the CUDA toolkit, /sys read-only, /dev with the usual nodes and /dev/nvidia*
+           only, a private empty /tmp and /dev/shm, its own folder (the jail, read-write) and
+           the one program it runs (read-only). No course repository, no cache, no reference
+           binary, no other submission, no home folder.
+  PID      its first process is PID 1 there: when it ends, the kernel kills every process it
+           made (a double fork, setsid and a cleared environment change nothing); its /proc
+           shows its own processes only.
+  network  no interface but a loopback of its own; IPC and host name its own too.
+  uid      (root) a uid of its own (UID_BASE..), the reference's runs another range (REF_BASE..),
+           no capabilities, no new privileges; not root: a user namespace (the grader's uid).
+  limits   rlimits on processes, file size, CPU time, open files, no core files; with cgroup v2
+           (memory and pids controllers, writable): memory.max and pids.max, and cgroup.kill.
+           RLIMIT_AS is never set: CUDA reserves far more address space than it uses.
+Every fenced command also runs in its own session and process group, stdin closed, its output
+capped (HEAD + TAIL bytes kept), with a cleared environment and a time limit; after it ends,
+every process of its uid (or with its token) is killed too.
 
 The strongest fence that works here is chosen once (probe):
-  bwrap            bubblewrap: no network, read-only root, private /tmp, /dev/nvidia* only
-  unshare+setpriv  (root) a new network namespace with no interfaces, and the command dropped
-                   to an unprivileged uid of its own (no capabilities, no new privileges)
-  unshare-user     (not root) a user and network namespace: no network, same uid
-  setsid           (nothing else works) process group, limits and time limit only
-The report names the fence that ran (docs/instructors.md says what each one stops).
+  namespaces        (root) all of the above
+  namespaces-user   (not root) the same view in a user namespace: the grader's own uid outside
+  unshare+setpriv   (root, no mount or PID namespace here) no network and another uid, but the
+                    file system stays in view: weak
+  setsid            process group, limits and time limit only: weak
+A weak fence leaves the grading machine's files in view: lab.py refuses to grade for credit with
+one unless the instructor passes --accept-weak-fence. The report names the fence that ran.
 """
 import ctypes
 import fcntl
+import json
 import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -92,34 +112,175 @@ def _works(words):
         return False
 
 
+WEAK = ("unshare+setpriv", "setsid")  # fences that leave the file system in view
+KINDS = ("namespaces", "namespaces-user") + WEAK
+REF_BASE = UID_BASE + SLOTS * BLOCKS + 64  # the reference's runs: a uid no student run has
+REF_GID = REF_BASE - 1  # the group of every reference run: the only one that may run a reference
+INIT = Path(__file__).resolve().parent / "fence_init.py"
+COURSE = os.path.realpath(Path(__file__).resolve().parents[2])  # the course repository or kit
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+       "alternatives", "localtime")
+DEV = ("null", "zero", "full", "random", "urandom")
+MEMORY = 16 << 30  # memory.max of a fenced command where a cgroup holds it (bytes)
+PIDS = 512
+
+
+def safe_read(path, cap=1 << 20, under=None):
+    """(bytes, None) or (None, why): a file that fenced code could have made or replaced, read
+    by the grader (root) without following a symbolic link (under: a folder that fenced code
+    cannot replace; every folder from there to the file is opened without following one
+    either), without blocking on a FIFO or device, and at most cap bytes (the rest dropped).
+    Never raises for what the file is."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+    parts = Path(path).relative_to(under).parts if under else (str(path),)
+    fd = None
+    try:
+        if under:
+            fd = os.open(under, os.O_RDONLY | os.O_DIRECTORY)
+            for part in parts[:-1]:
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+        last = os.open(parts[-1], flags, dir_fd=fd) if fd is not None else os.open(parts[-1], flags)
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as e:
+        return None, f"not opened ({'a symbolic link' if e.errno in (20, 40) else e.strerror})"
+    finally:
+        if fd is not None:
+            os.close(fd)
+    fd = last
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "not a regular file"
+        data = bytearray()
+        while len(data) <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
+        return bytes(data[:cap]), None
+    finally:
+        os.close(fd)
+
+
+class Cgroup:
+    """cgroup v2 for the fenced commands, where it is writable and has the memory and pids
+    controllers: one child cgroup per command (memory.max, pids.max), killed whole at its end.
+    self.why says why there is none."""
+
+    def __init__(self):
+        self.base, self.why = None, None
+        try:
+            mounts = [l.split() for l in Path("/proc/self/mounts").read_text().split("\n") if l]
+            v2 = [m[1] for m in mounts if m[2] == "cgroup2"]
+            if not v2:
+                raise OSError("no cgroup v2 mounted")
+            own = next(l[3:] for l in Path("/proc/self/cgroup").read_text().split("\n")
+                       if l.startswith("0::"))
+            here = Path(v2[0] + own.rstrip("/")) if own != "/" else Path(v2[0])
+            if not {"memory", "pids"} <= set((here / "cgroup.controllers").read_text().split()):
+                raise OSError(f"cgroup v2 at {v2[0]} has no memory and pids controllers")
+            (here / "cgroup.subtree_control").write_text("+memory +pids")
+            base = here / f"labgrader-{os.getpid()}"
+            base.mkdir(exist_ok=True)
+            (base / "cgroup.subtree_control").write_text("+memory +pids")
+            self.base = base
+        except (OSError, StopIteration) as e:
+            self.why = getattr(e, "strerror", None) and f"{e.filename}: {e.strerror}" or str(e) or "no cgroup"
+
+    def make(self, token, memory, pids):
+        if self.base is None:
+            return None
+        g = self.base / token
+        g.mkdir()
+        (g / "memory.max").write_text(str(memory))
+        if (g / "memory.swap.max").exists():
+            (g / "memory.swap.max").write_text("0")
+        (g / "pids.max").write_text(str(pids))
+        return g
+
+    def kill(self, g):
+        if g is None:
+            return
+        for _ in range(200):
+            try:
+                if (g / "cgroup.kill").exists():
+                    (g / "cgroup.kill").write_text("1")
+                else:
+                    for pid in (g / "cgroup.procs").read_text().split():
+                        os.kill(int(pid), signal.SIGKILL)
+                g.rmdir()
+                return
+            except (OSError, ValueError):
+                time.sleep(0.05)
+
+
 class Fence:
-    def __init__(self, kind=None):
+    def __init__(self, kind=None, tools=()):
+        """tools: the programs fenced commands run (nvcc, compute-sanitizer): their toolkit's
+        folder is shown read-only."""
         self.root = os.geteuid() == 0
+        self.tools = [t for t in tools if t]
+        self.newroot = None
+        self.cgroup = None
         self.kind = kind or self.probe()
+        if self.kind not in KINDS:
+            raise ValueError(f"no fence {self.kind!r}: one of {', '.join(KINDS)}")
+        if self.namespaces:
+            self.cgroup = Cgroup() if self.root else None
+
+    @property
+    def namespaces(self):
+        return self.kind in ("namespaces", "namespaces-user")
+
+    @property
+    def weak(self):
+        return self.kind in WEAK
 
     def probe(self):
         have = lambda t: shutil.which(t) is not None  # noqa: E731
-        if have("bwrap") and have("prlimit") and _works(
-                ["bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/tmp",
-                 "--die-with-parent", "--new-session", "true"]):
-            return "bwrap"
+        if have("unshare") and have("prlimit"):
+            for kind in (("namespaces",) if self.root else ("namespaces-user",)):
+                self.kind = kind
+                d = Path(tempfile.mkdtemp(prefix="lab-fence-probe-"))
+                try:
+                    d.chmod(0o711)
+                    slot = self.take_slot()
+                    try:
+                        jail = self.jail(d, slot, "j")
+                        rc, out, _ = self.run(["/bin/sh", "-c", "test ! -e /proc/2 && echo fenced"], jail,
+                                              slot, 20)
+                    finally:
+                        self.give_slot(slot)
+                    if rc == 0 and out.strip() == "fenced":
+                        return kind
+                finally:
+                    shutil.rmtree(d, ignore_errors=True)
         if self.root and have("unshare") and have("setpriv") and have("prlimit") and _works(
                 ["unshare", "-n", "setpriv", f"--reuid={UID_BASE}", f"--regid={UID_BASE}",
                  "--clear-groups", "--no-new-privs", "true"]):
             return "unshare+setpriv"
-        if have("unshare") and have("prlimit") and _works(["unshare", "-rn", "true"]):
-            return "unshare-user"
         return "setsid"
 
     def describe(self):
-        return {"bwrap": "bubblewrap (no network, read-only root, private /tmp, /dev/nvidia* only)",
-                "unshare+setpriv": "unshare -n + setpriv to an unprivileged uid + prlimit",
-                "unshare-user": "unshare -rn (no network, the grader's own uid) + prlimit",
-                "setsid": "setsid + prlimit only (no namespace tools here): weakest"}[self.kind]
+        if self.namespaces:
+            who = "its own uid" if self.kind == "namespaces" else "a user namespace (the grader's uid)"
+            mem = ("memory.max %d GiB (cgroup v2)" % (MEMORY >> 30) if self.cgroup and self.cgroup.base
+                   else "memory unlimited (%s; RLIMIT_AS would break CUDA)" %
+                   (self.cgroup.why if self.cgroup else "no cgroup without root"))
+            return (f"{self.kind}: mount, PID, network, IPC namespaces (only the toolkit, its own "
+                    f"folder and program, /dev/nvidia*, a private /tmp and /dev/shm in view), {who}, "
+                    f"rlimits (processes, file size, CPU time), {mem}")
+        return {"unshare+setpriv": "unshare+setpriv: no network, an unprivileged uid, rlimits; "
+                                   "WEAK: the file system stays in view",
+                "setsid": "setsid: process group, rlimits and time limit only; WEAK: the file system "
+                          "stays in view, the grader's own uid"}[self.kind]
 
     @property
     def drops_uid(self):
-        return self.kind == "unshare+setpriv" or (self.kind == "bwrap" and self.root)
+        return self.kind in ("namespaces", "unshare+setpriv") and self.root
 
     def take_slot(self):
         _slots.acquire()
@@ -131,43 +292,105 @@ class Fence:
             _free.append(slot)
         _slots.release()
 
-    def uid(self, slot):
-        return UID_BASE + SLOTS * _claim_uid_block() + slot if self.drops_uid else os.getuid()
+    def uid(self, slot, reference=False):
+        if not self.drops_uid:
+            return os.getuid()
+        return (REF_BASE if reference else UID_BASE) + SLOTS * _claim_uid_block() + slot
 
-    def jail(self, parent, slot, name):
+    def gid(self, slot, reference=False):
+        if not self.drops_uid:
+            return os.getgid()
+        return REF_GID if reference else self.uid(slot)
+
+    def jail(self, parent, slot, name, reference=False):
         """A fresh folder that the fenced command may write (owned by its uid)."""
         d = Path(parent) / name
         d.mkdir(parents=True)
         (d / "tmp").mkdir()
         if self.drops_uid:
             for p in (d, d / "tmp"):
-                os.chown(p, self.uid(slot), self.uid(slot))
+                os.chown(p, self.uid(slot, reference), self.gid(slot, reference))
         d.chmod(0o700)
         return d
 
-    def prefix(self, slot, writable, limits):
-        lim = ["prlimit", f"--nproc={limits.get('nproc', 256)}",
-               f"--fsize={limits.get('fsize', 256 << 20)}", f"--cpu={limits.get('cpu', 600)}",
-               f"--nofile={limits.get('nofile', 1024)}", "--core=0", "--"]
-        uid = self.uid(slot)
-        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                "--bounding-set=-all", "--no-new-privs"]
-        if self.kind == "bwrap":
-            words = ["bwrap", "--unshare-net", "--unshare-ipc", "--unshare-pid", "--ro-bind", "/", "/",
-                     "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(writable), str(writable),
-                     "--die-with-parent", "--new-session"]
-            for dev in sorted(Path("/dev").glob("nvidia*")):
-                words += ["--dev-bind", str(dev), str(dev)]
-            return words + ["--"] + (drop if self.root else []) + lim
-        if self.kind == "unshare+setpriv":
-            return ["unshare", "-n"] + drop + lim
-        if self.kind == "unshare-user":
-            return ["unshare", "-rn"] + lim
-        return lim
+    def limits(self, limits):
+        return {"nproc": limits.get("nproc", 256), "fsize": limits.get("fsize", 256 << 20),
+                "cpu": limits.get("cpu", 600), "nofile": limits.get("nofile", 1024), "core": 0}
 
-    def run(self, words, cwd, slot, timeout, limits=None, extra_env=None, home=None):
+    def view(self, jail, show):
+        """The mounts of the new root, in order (fence_init.py)."""
+        steps, shown = [], []
+
+        def ro(path, how="ro"):
+            real = os.path.realpath(path)
+            if not os.path.exists(real) or any(real == s or real.startswith(s + "/") for s in shown):
+                return
+            if COURSE == real or COURSE.startswith(real.rstrip("/") + "/"):
+                return  # never a folder that holds the course repository (or the grading kit)
+            shown.append(real)
+            steps.append(["bind", real, real, how])
+        # First the tmpfs folders (a toolkit or a jail may lie under /tmp: bound after it).
+        steps.append(["tmpfs", "/tmp", 1 << 30])
+        steps += [["tmpfs", "/dev", 1 << 20]]
+        for name in DEV:
+            steps.append(["bind", f"/dev/{name}", f"/dev/{name}", "dev"])
+        for dev in sorted(Path("/dev").glob("nvidia*")):
+            steps.append(["bind", str(dev), str(dev), "dev"])
+        for i, name in enumerate(("stdin", "stdout", "stderr")):
+            steps.append(["symlink", f"/dev/{name}", f"/proc/self/fd/{i}"])
+        steps += [["symlink", "/dev/fd", "/proc/self/fd"], ["tmpfs", "/dev/shm", 256 << 20]]
+        for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            p = Path("/") / top
+            if p.is_symlink():
+                steps.append(["symlink", str(p), os.readlink(p)])
+            elif p.is_dir():
+                ro(str(p))
+        for name in ETC:
+            p = f"/etc/{name}"
+            if os.path.islink(p):
+                steps.append(["symlink", p, os.readlink(p)])
+            elif os.path.exists(p):
+                steps.append(["bind", p, p, "ro"])
+        for tool in self.tools:  # the toolkit (nvcc, compute-sanitizer) where it is not in /usr
+            real = Path(os.path.realpath(tool))
+            if real.exists():
+                ro(str(real.parent.parent))
+        for d in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+            if d and os.path.isdir(d):
+                ro(d)
+        ro("/sys")
+        steps.append(["bind", str(jail), str(jail), "rw"])
+        for p in show:
+            steps.append(["bind", str(p), str(p), "ro"])
+        return steps
+
+    def prefix(self, slot, writable, limits, show=(), reference=False, cgroup=None):
+        lim = self.limits(limits)
+        if self.namespaces:
+            if self.newroot is None:
+                self.newroot = tempfile.mkdtemp(prefix="lab-fence-root-")
+                os.chmod(self.newroot, 0o700)
+            spec = {"root": self.newroot, "mounts": self.view(writable, show), "cwd": str(writable),
+                    "uid": self.uid(slot, reference) if self.drops_uid else None,
+                    "gid": self.gid(slot, reference) if self.drops_uid else None,
+                    "limits": lim, "cgroup": str(cgroup) if cgroup else None}
+            user = [] if self.root else ["--user", "--map-root-user"]
+            return (["unshare"] + user + ["--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
+                                          "--kill-child", sys.executable, "-I", str(INIT)], spec)
+        words = ["prlimit"] + [f"--{k}={v}" for k, v in lim.items()] + ["--"]
+        if self.kind == "unshare+setpriv":
+            uid = self.uid(slot, reference)
+            words = ["unshare", "-n", "setpriv", f"--reuid={uid}", f"--regid={self.gid(slot, reference)}",
+                     "--clear-groups",
+                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"] + words
+        return words, None
+
+    def run(self, words, cwd, slot, timeout, limits=None, extra_env=None, home=None, show=(),
+            reference=False):
         """(exit code, or 'timeout'; output; processes killed after it ended). home: the jail
-        (its tmp/ is TMPDIR); default cwd."""
+        (its tmp/ is TMPDIR); default cwd. show: files the command needs besides its folder (the
+        program it runs), shown read-only. reference: the run of a reference driver (its own
+        uids)."""
         token = secrets.token_hex(12)
         home = Path(home or cwd)
         env = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(home),
@@ -178,8 +401,17 @@ class Fence:
         env.update(extra_env or {})
         limits = dict(limits or {})
         limits.setdefault("cpu", int(timeout * 2) + 10)
-        proc = subprocess.Popen(self.prefix(slot, cwd, limits) + [str(w) for w in words], cwd=cwd,
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        group = self.cgroup.make(token, limits.get("memory", MEMORY), limits.get("pids", PIDS)) \
+            if self.cgroup else None
+        prefix, spec = self.prefix(slot, Path(home) if self.namespaces else cwd, limits,
+                                   [os.path.realpath(p) for p in show], reference, group)
+        if spec is not None:
+            spec["cwd"] = str(cwd)
+            spec["argv"] = [str(w) for w in words]
+            argv = prefix + [json.dumps(spec)]
+        else:
+            argv = prefix + [str(w) for w in words]
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         head, tail, dropped = bytearray(), bytearray(), [0]
 
@@ -204,7 +436,9 @@ class Fence:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = "timeout"
-        killed = self.sweep(proc.pid, slot, token)
+        killed = self.sweep(proc.pid, slot, token, reference)
+        if group is not None:
+            self.cgroup.kill(group)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -217,7 +451,7 @@ class Fence:
         out += tail.decode(errors="replace")
         return rc, out, killed
 
-    def sweep(self, pgid, slot, token):
+    def sweep(self, pgid, slot, token, reference=False):
         """Kill the run's process group, then every process of its uid or with its token, until
         none is left. Returns how many were found after the run's own process ended."""
         killed = 0
@@ -226,7 +460,7 @@ class Fence:
         except (ProcessLookupError, PermissionError):
             pass
         for _ in range(100):
-            left = self.leftovers(slot, token)
+            left = self.leftovers(slot, token, reference)
             if not left:
                 return killed
             for pid in left:
@@ -238,8 +472,8 @@ class Fence:
             time.sleep(0.05)
         return killed
 
-    def leftovers(self, slot, token):
-        uid = self.uid(slot) if self.drops_uid else None
+    def leftovers(self, slot, token, reference=False):
+        uid = self.uid(slot, reference) if self.drops_uid else None
         mark = f"LAB_FENCE={token}".encode()
         found = []
         for d in os.listdir("/proc"):

@@ -314,12 +314,14 @@ def cmd_selftest(args, grade_folders):
             subs.append((f"cheat {c['name']}", folder, {"zero": c.get("zero", []), "lose": c.get("lose", []), "cheat": c}))
         hashes = {n: tree_hash(f) for n, f, _ in subs}
         started = time.time()
-        graded, why = grade_folders(lab, [f for _, f, _ in subs], args)
+        unlinted = {f for _, f, e in subs if "cheat" in e and e["cheat"].get("lint") is False}
+        graded, why = grade_folders(lab, [f for _, f, _ in subs], args, unlinted=unlinted)
         took = time.time() - started
         if why:
             required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
             print(f"lab.py selftest: {'FAILED' if required else 'skipped'}: cannot run here: {why}")
             return EXIT_LOST if required else EXIT_CANNOT
+        print(f"fence: {graded[0][2]['fence_detail']}")
         print(f"{lab['chapter']}: {len(subs)} submissions graded in {took:.0f} s "
               f"(builds {graded[0][2].get('build_s')} s; fence: {graded[0][2]['fence_detail']})")
         rows = []
@@ -356,7 +358,7 @@ def cmd_selftest(args, grade_folders):
                     failures.append(f"{lab['chapter']} {name}: task {tid}, untouched, lost points: "
                                     + "; ".join(r[3][:200] for r in task_rows if r[1] < r[2]))
             if "cheat" in expect:
-                for problem in expect["cheat"].get("after", lambda f: [])(folder):
+                for problem in expect["cheat"].get("after", lambda f, r: [])(folder, out):
                     failures.append(f"{lab['chapter']} {name}: {problem}")
         ids = [t["id"] for t in lab["tasks"]]
         summary.append(f"\n### Lab {lab['chapter']}\n\n| submission | " + " | ".join(ids) +

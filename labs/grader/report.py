@@ -12,9 +12,11 @@ from xml.sax.saxutils import escape, quoteattr
 from .labs import LabError
 
 
-def table(lab, results, who=""):
-    out = [f"Lab {lab['chapter']} ({lab['title']}){': ' + who if who else ''}",
-           f"{'task':8} {'score':>7}  what"]
+def table(lab, results, who="", fence=None):
+    """The terminal's table; fence: the fence that ran, on its first line."""
+    out = ([f"fence: {fence}"] if fence else []) + [
+        f"Lab {lab['chapter']} ({lab['title']}){': ' + who if who else ''}",
+        f"{'task':8} {'score':>7}  what"]
     total = maximum = 0
     for task, rows in results:
         got, most = sum(r[1] for r in rows), sum(r[2] for r in rows)
@@ -78,8 +80,9 @@ def write_reports(lab, results, out_dir, meta, submission=None):
                          f'</testcase>')
     total = sum(t["score"] for t in tests)
     maximum = sum(t["max_score"] for t in tests)
-    doc = {"score": total, "max_score": maximum, "stdout_visibility": "visible",
-           "lab": lab["chapter"], "graded_by": "scripts/lab.py", **meta, "tests": tests}
+    doc = {"fence": meta.get("fence"), "fence_detail": meta.get("fence_detail"), "score": total,
+           "max_score": maximum, "stdout_visibility": "visible", "lab": lab["chapter"],
+           "graded_by": "scripts/lab.py", **meta, "tests": tests}
     write_atomic(out_dir, "results.json", json.dumps(doc, indent=1) + "\n")
     write_atomic(out_dir, "junit.xml",
                  '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from . import intake, lint, verify
+from .fence import REF_GID, safe_read
 from .labs import LabError, file_task, kit_info, region_body, splice
 
 PERF_ROUNDS, PERF_ROUNDS_AT_MOST = 2, 5  # rounds of a speed gate: always, and while under it
@@ -37,8 +38,9 @@ def compiler_message(log, limit=12):
     return "\n".join(lines[start:start + limit])
 
 
-def prepare(lab, folder, repo):
-    """Intake and lint: {task id: (spliced text, None) or (None, why)}."""
+def prepare(lab, folder, repo, lint_regions=True):
+    """Intake and lint: {task id: (spliced text, None) or (None, why)}. lint_regions=False
+    only in lab.py selftest (a cheat that stands for an attacker who got past the lint)."""
     taken = intake.take(folder, lab)
     out = {}
     for task in lab["tasks"]:
@@ -51,7 +53,8 @@ def prepare(lab, folder, repo):
             problems = []
             for name, spec in task["regions"].items():
                 body, first = region_body(text, name, shown_name)
-                problems += lint.lint_region(body, first, spec, shown_name, name)
+                if lint_regions:
+                    problems += lint.lint_region(body, first, spec, shown_name, name)
             if problems:
                 out[task["id"]] = (None, "the region lint refused your code (nothing was built):\n" +
                                    "\n".join(problems[:8]))
@@ -64,6 +67,10 @@ def prepare(lab, folder, repo):
     return out
 
 
+class Tampered(Exception):
+    """Fenced code changed what the grader reads (the task scores 0)."""
+
+
 class Grader:
     def __init__(self, builder, fence, scratch, timeout, sanitizer, seed=None):
         self.builder, self.fence, self.scratch = builder, fence, Path(scratch)
@@ -73,38 +80,51 @@ class Grader:
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
 
-    def run_driver(self, binary, mode, seed, timeout, tool=None):
-        """(rc, output, path of the output file): one fenced run of a driver."""
+    def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False):
+        """(rc, output, path of the output file): one fenced run of a driver, which sees its own
+        folder and that one program. reference: a run of the reference (its own uids, which no
+        student run has). A sanitizer's log that is not a regular file (a symbolic link, a FIFO
+        the program left in place of it) raises Tampered: the task scores 0."""
         slot = self.fence.take_slot()
         try:
-            jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}")
+            jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}", reference)
             out = jail / f"out-{os.urandom(6).hex()}.bin"
             words = [str(binary), "--mode", mode, "--seed", str(seed), "--out", str(out)]
+            log = jail / "sanitizer.log"
             if tool:
                 words = [self.sanitizer, "--tool", tool, "--error-exitcode", "86", "--print-limit", "5",
-                         "--log-file", str(jail / "sanitizer.log")] + words
-            rc, text, left = self.fence.run(words, jail, slot, timeout)
+                         "--log-file", str(log)] + words
+            rc, text, left = self.fence.run(words, jail, slot, timeout, show=[binary], reference=reference)
             self.left_over += left
-            if tool and (jail / "sanitizer.log").exists():
-                text = (jail / "sanitizer.log").read_text(errors="replace")[-20000:] + "\n" + text
+            if tool:
+                data, why = safe_read(log, 1 << 20)
+                if data is None and why != "missing":
+                    raise Tampered(f"the sanitizer's log was replaced by the program ({why})")
+                if data is not None:
+                    text = data.decode(errors="replace")[-20000:] + "\n" + text
             return rc, text, out
         finally:
             self.fence.give_slot(slot)
 
     def reference_copy(self, binary):
-        """The cached reference, hash-checked, copied where the fenced uid can run it."""
+        """The cached reference, hash-checked, copied where only the reference's runs may run
+        it (group REF_GID, no access for others; a namespace fence shows it to no other run)."""
         self.builder.verified(binary)
-        dest = self.scratch / "bin" / f"reference-{os.urandom(4).hex()}"
+        dest = self.scratch / "ref" / f"reference-{os.urandom(4).hex()}"
         dest.parent.mkdir(exist_ok=True)
-        dest.parent.chmod(0o755)
+        dest.parent.chmod(0o711)
         shutil.copyfile(binary, dest)
-        dest.chmod(0o555)
+        if self.fence.drops_uid:
+            os.chown(dest, 0, REF_GID)
+            dest.chmod(0o550)
+        else:
+            dest.chmod(0o500)
         self.builder.verified(binary)
         return dest
 
     def tests(self, task, ref, mine):
         seed = self.seed()
-        rc, text, ref_out = self.run_driver(ref, "check", seed, self.timeout)
+        rc, text, ref_out = self.run_driver(ref, "check", seed, self.timeout, reference=True)
         if rc != 0:
             raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
         rc, text, out = self.run_driver(mine, "check", seed, self.timeout)
@@ -151,7 +171,8 @@ class Grader:
                 seed = self.seed()
                 outs = {}
                 for who, binary in (("reference", ref), ("student", mine)):
-                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout)
+                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout,
+                                                    reference=who == "reference")
                     if rc != 0:
                         if who == "reference":
                             raise LabError(f"the reference failed its timed run (exit {rc})")
@@ -200,5 +221,7 @@ class Grader:
                     fast, said = self.perf(task, ref, plan["binary"], lock_path)
                     rows.append(("perf", pts["perf"] if fast else 0, pts["perf"], said))
             return rows
+        except Tampered as e:
+            return lose_all(task, f"an attack on the grader was stopped: {e}")
         except Exception as e:  # noqa: BLE001  (the task scores 0; the others go on)
             return lose_all(task, f"the grader could not grade this task: {type(e).__name__}: {e}")

@@ -169,7 +169,8 @@ class Fence(unittest.TestCase):
         time.sleep(0.2)
         alive = subprocess.run(["pgrep", "-f", marker], stdout=subprocess.PIPE).stdout.strip()
         self.assertEqual(alive, b"", "a process of the run is still alive")
-        self.assertGreaterEqual(killed, 1)
+        if not self.fence.namespaces:  # there the kernel ends them with the PID namespace
+            self.assertGreaterEqual(killed, 1)
 
     def test_output_is_capped_and_environment_cleared(self):
         os.environ["LAB_SECRET_OF_THE_GRADER"] = "x"
@@ -331,7 +332,7 @@ class Score(unittest.TestCase):
             times = {"ref": list(reference), "mine": list(student)}
             g = score.Grader(None, None, d, 30, None, seed=1)
 
-            def run_driver(binary, mode, seed, timeout, tool=None):
+            def run_driver(binary, mode, seed, timeout, tool=None, reference=False):
                 out = d / f"{binary}-{len(times[binary])}"
                 with open(out, "wb") as f:
                     f.write(f"time v {times[binary].pop(0)}\n".encode())

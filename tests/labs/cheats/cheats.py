@@ -45,7 +45,7 @@ def ship_report(folder, lab):
     (Path(folder) / ".lab.json").write_text('{"chapter": "ch05"}\n')
 
 
-def report_untouched(folder):
+def report_untouched(folder, report=None):
     text = (Path(folder) / "grade-report" / "results.json").read_text()
     return [] if text == '{"score": 18, "tests": []}\n' else ["the shipped report was changed"]
 
@@ -131,3 +131,5 @@ CHEATS = [
      "make": region(NN, GS, "if (blockIdx.x == 0 && threadIdx.x == 0)",
                     "    for (long long i = 0; i < n; i++) c[i] = a[i] + b[i];")},
 ]
+from fence_cheats import CHEATS as FENCE_CHEATS  # noqa: E402  (the fence's attackers, past the lint)
+CHEATS += FENCE_CHEATS
