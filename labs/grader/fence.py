@@ -181,7 +181,7 @@ class Cgroup:
                        if l.startswith("0::"))
             here = Path(v2[0] + own.rstrip("/")) if own != "/" else Path(v2[0])
             if not {"memory", "pids"} <= set((here / "cgroup.controllers").read_text().split()):
-                raise OSError(f"cgroup v2 at {v2[0]} has no memory and pids controllers")
+                raise OSError(f"the grader's cgroup v2 ({here}) was given no memory and pids controllers")
             (here / "cgroup.subtree_control").write_text("+memory +pids")
             base = here / f"labgrader-{os.getpid()}"
             base.mkdir(exist_ok=True)

@@ -23,7 +23,9 @@ import sys
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 38, 24, 28
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 libc = ctypes.CDLL(None, use_errno=True)
 LIMITS = {"nproc": resource.RLIMIT_NPROC, "fsize": resource.RLIMIT_FSIZE, "cpu": resource.RLIMIT_CPU,
@@ -98,6 +100,14 @@ def main():
             f.write("0")
     build(spec)
     os.chdir(spec["cwd"])
+    # No capability survives the exec, even as root of a user namespace (namespaces-user): the
+    # bounding set emptied, and root no longer special (SECBIT_NOROOT, locked).
+    if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:
+        fail(f"securebits: {os.strerror(ctypes.get_errno())}")
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: no such cap
+            fail(f"capability {cap} not dropped: {os.strerror(ctypes.get_errno())}")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     if spec.get("uid") is not None:
         os.setgroups([])
         os.setresgid(spec["gid"], spec["gid"], spec["gid"])
