@@ -291,6 +291,15 @@ class Attacks(unittest.TestCase):
             skip.add("memory-hog")  # no memory limit here: it would take 24 GiB of this machine
         return [n for n in fence_cheats.ATTACKS if n not in skip]
 
+    def test_every_attack_is_a_cheat_of_the_suite(self):
+        import cheats
+        mine = [c for c in cheats.CHEATS if c["name"].startswith("fence-")]
+        self.assertGreaterEqual(len(mine), 8)
+        self.assertEqual(sorted(c["name"][6:] for c in mine), sorted(fence_cheats.ATTACKS))
+        for c in mine:  # graded past the lint, on a GPU; the attacked task scores 0
+            self.assertEqual((c["lint"], c["gpu"], c["zero"]), (False, True, ["ch02.2"]), c["name"])
+            self.assertTrue(c["tries"] and callable(c["after"]))
+
     @NEEDS_STRONG
     def test_nothing_gets_through_the_fence(self):
         for name in self.names(STRONG):
