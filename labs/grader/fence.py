@@ -30,6 +30,7 @@ The strongest fence that works here is chosen once (probe):
 A weak fence leaves the grading machine's files in view: lab.py refuses to grade for credit with
 one unless the instructor passes --accept-weak-fence. The report names the fence that ran.
 """
+import atexit
 import ctypes
 import fcntl
 import json
@@ -376,9 +377,10 @@ class Fence:
     def prefix(self, slot, writable, limits, show=(), reference=False, cgroup=None):
         lim = self.limits(limits)
         if self.namespaces:
-            if self.newroot is None:
+            if self.newroot is None:  # empty here: each namespace mounts its own root on it
                 self.newroot = tempfile.mkdtemp(prefix="lab-fence-root-")
                 os.chmod(self.newroot, 0o700)
+                atexit.register(shutil.rmtree, self.newroot, True)
             spec = {"root": self.newroot, "mounts": self.view(writable, show), "cwd": str(writable),
                     "uid": self.uid(slot, reference) if self.drops_uid else None,
                     "gid": self.gid(slot, reference) if self.drops_uid else None,

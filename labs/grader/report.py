@@ -87,7 +87,8 @@ def write_reports(lab, results, out_dir, meta, submission=None):
     write_atomic(out_dir, "junit.xml",
                  '<?xml version="1.0" encoding="UTF-8"?>\n'
                  f'<testsuite name="lab.{lab["chapter"]}" tests="{len(cases)}" failures="{failures}">\n'
-                 + "\n".join(cases) + "\n</testsuite>\n")
+                 f'  <properties><property name="fence" value={quoteattr(str(meta.get("fence_detail")))}/>'
+                 '</properties>\n' + "\n".join(cases) + "\n</testsuite>\n")
     return out_dir
 
 

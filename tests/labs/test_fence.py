@@ -256,6 +256,11 @@ class WeakFence(unittest.TestCase):
                                    stderr=subprocess.STDOUT, text=True, timeout=60)
                 self.assertEqual(r.returncode, 77, r.stdout)
                 self.assertTrue(r.stdout.startswith("fence: setsid"), r.stdout[:200])
+                import json
+                doc = json.loads((Path(d) / "r" / "results.json").read_text())
+                self.assertEqual(list(doc)[:2], ["fence", "fence_detail"])  # at the report's top
+                self.assertEqual(doc["fence"], "setsid")
+                self.assertIn('<property name="fence" value="setsid:', (Path(d) / "r" / "junit.xml").read_text())
 
 
 class Attacks(unittest.TestCase):
