@@ -11,10 +11,10 @@
 //    are read straight from shared memory, described by a 64-bit "matrix descriptor"
 //    (make_descriptor); no thread loads a fragment. The instruction is asynchronous: the
 //    warpgroup issues it, may do other work, and waits for it (wgmma.wait_group).
-//  * cp.async.bulk.tensor (TMA): ONE thread asks the copy engine for a whole 2-D box of a
+//  * cp.async.bulk.tensor (TMA): ONE thread asks the TMA unit for a whole 2-D box of a
 //    matrix; it arrives in shared memory already laid out as wgmma wants it (swizzled, see
 //    make_descriptor), with zeros where the box sticks out past the matrix.
-//  * mbarrier: a barrier object in shared memory. The copy engine counts the bytes it
+//  * mbarrier: a barrier object in shared memory. The TMA unit counts the bytes it
 //    delivers into it, and the threads wait on it until the box is complete (wait_barrier):
 //    it replaces cp.async's wait_prior and the __syncthreads() that followed it.
 // The kernel is built in the steps of the worklogs, chosen with --step (all by default,
@@ -26,7 +26,7 @@
 //      warpgroups only multiply; "empty" mbarriers replace __syncthreads(), and
 //      setmaxnreg moves registers from the producer to the consumers
 //   4  clusters of 2 blocks: the two blocks of a cluster need the same slice of B, so each
-//      copies half of it and the copy engine delivers it to both (TMA multicast); and the
+//      copies half of it and the TMA unit delivers it to both (TMA multicast); and the
 //      tiles in groups of rows, so that the blocks running together share A in L2
 // Inputs: BF16 or TF32 (--precision, converted once, outside the timing, as in MM-GPU-TC);
 // sums in FP32. wgmma reads TF32 operands only "K-major" (each row of the slice a run of
@@ -41,7 +41,7 @@
 //   ./MM-GPU-WGMMA --width 4096 --precision tf32 --step 4 --data uniform
 //   ./MM-GPU-WGMMA --help                every option
 
-#include <cuda.h>          // CUtensorMap, the description of a matrix for the copy engine
+#include <cuda.h>          // CUtensorMap, the description of a matrix for the TMA unit
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled: its maker, from the driver
 #include <cstdint>
 #include <type_traits>
@@ -92,7 +92,7 @@ __device__ void init_barrier(uint64_t* bar, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(count)
                  : "memory");
 }
-// Arrive, and announce `bytes` more that the copy engine will deliver in this phase.
+// Arrive, and announce `bytes` more that the TMA unit will deliver in this phase.
 __device__ void arrive_expect_tx(uint64_t* bar, int bytes) {
     asm volatile(
         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
@@ -123,7 +123,7 @@ __device__ void wait_barrier(uint64_t* bar, int parity) {
             : "memory");
 }
 
-// The copy engine: the box of the matrix `map` whose first element is (row, k) -- k along
+// The TMA unit: the box of the matrix `map` whose first element is (row, k) -- k along
 // the rows, in elements -- into shared memory at dst; its bytes are counted on `bar`.
 __device__ void copy_box(void* dst, const CUtensorMap* map, uint64_t* bar, int k, int row) {
     asm volatile(
@@ -278,7 +278,7 @@ __device__ void cluster_sync() {
 __device__ void arrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 }
-// Makes the barriers just initialised visible to the copy engine and to the cluster.
+// Makes the barriers just initialised visible to the TMA unit and to the cluster.
 __device__ void fence_barrier_init() {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(CONSUMERS* WARPGROUP, 1)
 
     // The copies of one step's slices into its stage, by thread 0: announce the bytes,
     // then ask for the two boxes. Where a box sticks out of the matrix (a partial tile,
-    // the last slice), the copy engine fills the rest with zeros, and still counts them.
+    // the last slice), the TMA unit fills the rest with zeros, and still counts them.
     auto load = [&](int step) {
         int s = step % NSTAGES;
         unsigned char* stage = stages + s * STAGE_BYTES;
@@ -392,7 +392,7 @@ __global__ void __launch_bounds__(CONSUMERS* WARPGROUP, 1)
 // ---------------------------------------------------------------------------------------
 // Steps 3 and 4: warp specialisation. Warpgroup 0 is the producer: its thread 0 only
 // issues copies. Warpgroups 1 and 2 are consumers: they only wait and multiply. Two
-// barriers per stage say who may go on: full[s] (the copy engine has delivered stage s:
+// barriers per stage say who may go on: full[s] (the TMA unit has delivered stage s:
 // the consumers may read it) and empty[s] (every consumer is done with it: the producer
 // may refill it). No __syncthreads() in the loop: nobody waits for more than it needs.
 // setmaxnreg: the producer needs few registers, the consumers 128 for the sums alone;
@@ -514,7 +514,7 @@ __global__ void wgmma_built(int* yes) {
 // The host side.
 
 // The conversion, once per product and outside the timing (as in MM-GPU-TC), into what
-// the copy engine reads: rows of `pitch` elements, pitch = W rounded up to 16 bytes (TMA
+// the TMA unit reads: rows of `pitch` elements, pitch = W rounded up to 16 bytes (TMA
 // wants every row stride a multiple of 16 bytes; the padding is never read: the tensor
 // map says the matrix is W wide). transposed: out row r is column r of in (N^T).
 template <typename T>
@@ -532,7 +532,7 @@ __global__ void convert_for_tma(const float* in, T* out, int W, int pitch, bool 
 }
 
 // What the kernels read: M as A and N transposed as B_t, converted and padded, with the
-// tensor maps that describe them to the copy engine.
+// tensor maps that describe them to the TMA unit.
 struct WgmmaInputs {
     Precision precision = Precision::bf16;
     int W = 0, pitch = 0;  // the matrices are W x W, their rows pitch elements apart

@@ -24,8 +24,9 @@
 const long long MAX_WIDTH = 32768;
 
 // The original's data: M[y*W + x] = x + y*W, i.e. 0, 1, 2, ... row after row.
-// Faithful, but the values grow to W*W, and a product of two rows sums W
-// terms of size up to W^4: at W = 1024 the results reach about 3e17. A float
+// Faithful, but the values grow to W*W, and an element of the product sums W
+// terms of size up to W^4: at W = 1024 the largest result (the last row times
+// the last column) is 5.63e14. A float
 // keeps 24 bits (about 7 decimal digits), so these results are exact to only
 // 1 part in ~10^7 -- and from W = 4097 on, even the inputs (> 2^24) are no
 // longer stored exactly. Good for timing; random data is better for checking.

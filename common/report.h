@@ -147,10 +147,12 @@ inline void print_json(bool enabled, const JsonRecord& record) {
 // One readable line: label, median (min..max) and, when given, a rate.
 inline void print_timing(const char* label, const TimingStats& t, double gbps, double gflops,
                          double pct_of_limit, const char* limit) {
-    std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d runs)", label, t.median_ms,
-                t.min_ms, t.max_ms, t.repeats);
+    std::printf("  %-34s median %9.4f ms  (min %.4f, max %.4f, %d run%s)", label, t.median_ms,
+                t.min_ms, t.max_ms, t.repeats, t.repeats == 1 ? "" : "s");
     if (std::isfinite(gbps)) std::printf("  %8.1f GB/s", gbps);
-    if (std::isfinite(gflops)) std::printf("  %8.0f GFLOP/s", gflops);
+    // Whole GFLOP/s for a GPU; a CPU loop's rate is below 1, so it keeps two decimals.
+    if (std::isfinite(gflops))
+        std::printf(gflops >= 10 ? "  %8.0f GFLOP/s" : "  %8.2f GFLOP/s", gflops);
     if (std::isfinite(pct_of_limit) && limit) std::printf(" = %5.1f%% of %s", pct_of_limit, limit);
     std::printf("\n");
 }

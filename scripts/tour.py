@@ -266,6 +266,8 @@ def summary_rows(runs, ceilings):
                     ceiling_kind = direction
                 elif r.get("peak") in (None, "dram"):
                     ceiling_kind = "dram"
+            if r.get("ceiling"):  # the program names its limit (zero_copy: the host link)
+                ceiling_kind = r["ceiling"]
             if r.get("cc") is None:
                 ceiling_kind = None
             ceiling = ceilings.get(ceiling_kind)

@@ -57,9 +57,9 @@ def tc_speed_table(width=4096):
             f"≥ {target:.0f}%: {'met' if share >= target else 'missed'}"
         data = (ours or lib or {}).get("size", {}).get("data", "")
         cog.outl(f"| {precision.upper()} | {name} | {data} | "
-                 f"{cell(ours and field(ours, 'time_ms.median'), '.4g')} | "
+                 f"{NOT_RUN if not ours or field(ours, 'time_ms.median') is None else sig4(field(ours, 'time_ms.median'))} | "
                  f"{cell(ours and ours.get('gflops') and ours['gflops'] / 1e3, '.1f')} | "
-                 f"{cell(lib and field(lib, 'time_ms.median'), '.4g')} | "
+                 f"{NOT_RUN if not lib or field(lib, 'time_ms.median') is None else sig4(field(lib, 'time_ms.median'))} | "
                  f"{cell(lib and lib.get('gflops') and lib['gflops'] / 1e3, '.1f')} | "
                  f"{cell(share, '.1f', '%')} | {verdict} |")
 
@@ -255,7 +255,7 @@ def wgmma_table(name="wgmma-steps.log"):
     cells = []
     for k in keys:
         r = runs.get(k, {}).get("cublas")
-        cells.append(NOT_RUN if not r else f"{r['gflops'] / 1e3:.1f} TFLOP/s ({r['ms']:.4g} ms)")
+        cells.append(NOT_RUN if not r else f"{r['gflops'] / 1e3:.1f} TFLOP/s ({sig4(r['ms'])} ms)")
     cog.outl("| cuBLAS, same run | " + " | ".join(cells) + " |")
     cells = []
     for k in keys:

@@ -129,7 +129,7 @@ def kernel_cell(row):
     median [range] over the runs."""
     if on_cpu(row):
         return host_cell(row, "kernel_ms") + "*"
-    return fmt(row.get("kernel_ms"), ".4g")
+    return sig4(row.get("kernel_ms"))
 
 
 def rate_cell(row):
@@ -167,6 +167,14 @@ def folder_of(program):
 
 def fmt(value, spec):
     return "" if value is None else format(value, spec)
+
+
+def sig4(value):
+    """Four significant digits, trailing zeros kept (1.00046 ms is '1.000', not '1')."""
+    if value is None:
+        return ""
+    text = format(value, "#.4g")
+    return text[:-1] if text.endswith(".") else text
 
 
 def code(lines):
@@ -288,14 +296,38 @@ def rows_of_chapter(chapter):
     return rows
 
 
+def event_timed_end_to_end(programs):
+    """Those of the programs whose end to end is timed with CUDA events rather than the host's
+    clock: their log prints it as a median of several runs ("end to end ... median")."""
+    out = []
+    for program in programs:
+        entry = find_run(program)
+        path = entry and entry.get("log") and os.path.join(results_dir(), entry["log"])
+        if path and os.path.exists(path):
+            with open(path) as f:
+                if re.search(r"^\s+end to end\s+median", f.read(), re.M):
+                    out.append(program)
+    return out
+
+
+def host_footnote(programs, what="The columns and cells marked so, and a CPU program's time and "
+                  "rate, are"):
+    """The footnote of a table with host-dependent columns: what is timed how."""
+    events = event_timed_end_to_end(programs)
+    how = "" if not events else (
+        "; the end to end of " + " and " .join(events) + " with CUDA events around the same "
+        "allocations and copies, which run at the host's pace")
+    return f"\\* {what} timed with the host's clock{how}: the median [and range] over {runs_words()}."
+
+
 def table(chapter=None):
     """The results run's table of one chapter (or all), one row per measurement; the columns
-    timed on the host (marked *) give the median and range over the runs."""
+    that depend on the host (marked *) give the median and range over the runs."""
     columns = COLUMNS if chapter is not None else [("ch", lambda r: str(r["chapter"]))] + COLUMNS
-    markdown_table(rows_of_chapter(chapter), columns)
+    rows = rows_of_chapter(chapter)
+    markdown_table(rows, columns)
     cog.outl("")
-    cog.outl(f"\\* Timed with the host's clock (the columns and cells marked so, and a CPU "
-             f"program's time and rate): the median [and range] over {runs_words()}. The GPU's "
+    cog.outl(host_footnote(dict.fromkeys(r["program"] for r in rows)) + " The GPU's "
              "kernel-only times and rates are from the results run; they repeat within a few "
              "percent, and a rate marked host-bound gives its range.")
 
@@ -366,12 +398,15 @@ def documents_table(chapter=None):
         ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
         ("ours ms (end to end)*", lambda r: over_runs(r, "ours_ms", ".4g") or NOT_RUN),
         ("ours measures", lambda r: r["measure"]),
-        ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g")),
+        ("our kernel-only ms", lambda r: sig4(r["kernel_ms"])),
         ("their x CPU", lambda r: fmt(r["their_speedup"], "g")),
         ("our x CPU (end to end)*", lambda r: over_runs(r, "our_speedup", ".3g")),
     ])
     cog.outl("")
-    cog.outl(f"\\* Timed with the host's clock: the median [and range] over {runs_words()}.")
+    with open(os.path.join(ROOT, "docs", "published_figures.json")) as f:
+        program_of = {g["label"]: g["program"] for g in json.load(f)["figures"]}
+    programs = dict.fromkeys(program_of.get(r["what"]) for r in rows if program_of.get(r["what"]))
+    cog.outl(host_footnote(programs, "The columns marked so are"))
 
 
 def image(name, alt):
