@@ -20,7 +20,7 @@ module per stage) takes only the lab's files from a submission, lints every regi
 regions of one task into the course's copy of the program, and builds it with a grading driver
 of its own (labs/drivers): the driver owns main, draws inputs from a seed picked at grade time
 and writes the outputs to a file that the grader compares with the reference build's. Student
-code is built and run inside a fence (docs/instructors.md).
+code is built and run inside a fence (docs/grader.md).
 
 Exit codes: 0 full marks (GitHub Classroom's convention), 1 points lost (or a check failed),
 2 usage, 77 cannot grade here (no GPU, no nvcc): never a pass, and the report says so.

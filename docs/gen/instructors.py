@@ -1,4 +1,4 @@
-"""docs/instructors.md's blocks: the labs' self-test tables (side/lab-selftest.log)."""
+"""docs/grader.md's blocks: the labs' self-test tables (side/lab-selftest.log)."""
 import functools
 import re
 
@@ -7,7 +7,7 @@ import cog  # provided by cogapp while it runs a generator
 from .core import *  # noqa: F401,F403
 
 
-# ---- the labs' self-test (docs/instructors.md) ----------------------------------------------
+# ---- the labs' self-test (docs/grader.md) ----------------------------------------------
 @functools.lru_cache(maxsize=None)
 def lab_selftest(name="side/lab-selftest.log"):
     """`ctest -L lab -V` output kept in the results run: {lab: (table lines, verdict, seconds)},

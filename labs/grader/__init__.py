@@ -1,4 +1,4 @@
-"""The lab grader of scripts/lab.py, one module per stage (docs/instructors.md):
+"""The lab grader of scripts/lab.py, one module per stage (docs/grader.md):
 
     labs     the lab definitions (labs/labs.json), the LAB markers, skeletons and splicing
     intake   copies the lab's listed files out of a submission: regular files, small, text

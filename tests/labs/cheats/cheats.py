@@ -1,5 +1,5 @@
 """Cheating submissions: each one is the lab's solution folder with one attack in it, and the
-outcome the grader must reach (docs/instructors.md, "What the grader stops").
+outcome the grader must reach (docs/grader.md, "What the grader stops").
 
   zero   the attacked tasks: they score 0 (every other task keeps all its points)
   lose   (instead of zero) tasks that must lose some points but not all (the perf gate)
