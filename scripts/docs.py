@@ -56,7 +56,7 @@ PUBLISHED = os.path.join(ROOT, "docs", "published_figures.json")
 # The files with generated blocks and measured numbers (docs/ci.md: the CI times, from docs/runs/ci/).
 FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_dot_product.md",
          "docs/ch04_matmul.md", "docs/ch04_tensor_cores.md", "docs/ch04_profiling.md",
-         "docs/ch04_hopper.md", "docs/ch05_raytrace.md",
+         "docs/ch04_hopper.md", "docs/ch05_raytrace.md", "docs/ch05_appendix.md",
          "docs/ch06_streams.md", "docs/ch07_multi_gpu.md", "docs/results-h200.md",
          "docs/instructors.md", "docs/grader.md", "docs/ci.md", "docs/glossary.md"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
