@@ -320,6 +320,10 @@ def host_footnote(programs, what="The columns and cells marked so, and a CPU pro
     return f"\\* {what} timed with the host's clock{how}: the median [and range] over {runs_words()}."
 
 
+TABLE_NOTE = (" The GPU's kernel-only times and rates are from the results run; they repeat "
+              "within a few percent, and a rate marked host-bound gives its range.")
+
+
 def table(chapter=None):
     """The results run's table of one chapter (or all), one row per measurement; the columns
     that depend on the host (marked *) give the median and range over the runs."""
@@ -327,9 +331,23 @@ def table(chapter=None):
     rows = rows_of_chapter(chapter)
     markdown_table(rows, columns)
     cog.outl("")
-    cog.outl(host_footnote(dict.fromkeys(r["program"] for r in rows)) + " The GPU's "
-             "kernel-only times and rates are from the results run; they repeat within a few "
-             "percent, and a rate marked host-bound gives its range.")
+    cog.outl(host_footnote(dict.fromkeys(r["program"] for r in rows)) + TABLE_NOTE)
+
+
+def tables_by_chapter():
+    """The results run's table split by chapter: a heading (with the handout's link) and the
+    chapter's rows each, one footnote at the end."""
+    programs = []
+    for c in manifest()["chapters"]:
+        rows = rows_of_chapter(c["chapter"])
+        if not rows:
+            continue
+        programs += [r["program"] for r in rows]
+        cog.outl(f"### Chapter {c['chapter']}: {c['title']} ([handout]({c['folder']}.md))")
+        cog.outl("")
+        markdown_table(rows, COLUMNS)
+        cog.outl("")
+    cog.outl(host_footnote(dict.fromkeys(programs)) + TABLE_NOTE)
 
 
 def about_run(run=None):
