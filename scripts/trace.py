@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Which thread touches which element: a trace of a program's own kernel, and its picture.
+
+    scripts/trace.py PROGRAM [--out DIR] [-- ARGS...]
+        records every memory access of PROGRAM's kernel (one launch) at the size ARGS give
+        (default: the first `run:` line of its trace patch), on the GPU, and draws it:
+        DIR/PROGRAM.csv (one row per access) and DIR/PROGRAM.png (default DIR: trace-out/).
+        Programs with a trace patch: VA-GPU-11, VA-GPU-N1, VA-GPU-NN, reduction, stencil_1d,
+        MM-GPU-GM, MM-GPU-SM, ray, ray_noconst. Example: scripts/trace.py VA-GPU-NN -- --n 24 --blocks 3 --threads 4
+
+    scripts/trace.py list                       the traces, their checks and the pictures
+    scripts/trace.py record DIR [NAME...]       (GPU) the handouts' traces, DIR/NAME.csv.gz
+    scripts/trace.py draw [--traces DIR]        the handouts' pictures, from the committed traces
+    scripts/trace.py check [--traces DIR]       the lessons the committed traces prove, and every
+                                                picture drawn from the traces as they are now
+    scripts/trace.py test                       (GPU) record every trace afresh and check it
+
+How it works, and why this way: the program a student reads is never changed. A trace patch
+(tools/trace/patches/CHAPTER/PROGRAM.trace, in the planted-bug format of tests/mutants/README.md,
+read by the same code) adds tools/trace/trace.cuh and one recording call before each access to
+a copy of the program, and brackets the kernel's first launch with trace_begin()/trace_end().
+The copy is built with the program's own standalone nvcc line and run; the recorder writes one
+row per access (block, thread, warp, lane, source line, step, array, index, byte address).
+A patch in the planted-bug format applies to the program's text exactly once or fails, naming
+the block, so a trace can never silently describe an older kernel; and a planted bug from
+tests/mutants/ can be applied first, to show the pattern the checks catch.
+
+The handouts' traces live in docs/runs/h200/traces/ with the pictures drawn from them; each
+picture keeps its traces' sha256 (a PNG text field), and `check` (run by scripts/docs.py
+check) fails when a trace changed without its picture. Exit status: 0 done, 1 a build, run or
+check failed, 2 bad usage, 77 no GPU (record, test, PROGRAM).
+"""
+import argparse
+import gzip
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "mutants"))
+sys.path.insert(0, str(REPO / "tools" / "trace"))
+import mutant  # noqa: E402
+import pictures  # noqa: E402
+import tracelib  # noqa: E402
+
+PATCHES = REPO / "tools" / "trace" / "patches"
+TRACES = REPO / "docs" / "runs" / "h200" / "traces"
+TRACE_KEYS = ("program", "source", "what", "bug")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
+
+# What `scripts/trace.py PROGRAM` draws: (drawing, its arguments)
+STUDENT_PICTURE = {
+    "VA-GPU-11": ("index_map", {"array": "c", "columns": 8}),
+    "VA-GPU-N1": ("index_map", {"array": "c", "columns": 10}),
+    "VA-GPU-NN": ("index_map", {"array": "c", "columns": 10}),
+    "reduction": ("tree_steps", {"array": "cache"}),
+    "stencil_1d": ("index_map", {"array": "out", "columns": 16}),
+    "MM-GPU-GM": ("warp_sectors", {"arrays": ["M", "N"]}),
+    "MM-GPU-SM": ("tile_phases", {"block": (0, 0)}),
+    "ray": ("lane_steps", {"array": "s"}),
+    "ray_noconst": ("lane_steps", {"array": "s"}),
+}
+
+
+def parse_patch(path):
+    """A trace patch, read by the planted bugs' own reader (tests/mutants/mutant.py)."""
+    fields, i, lines = mutant.read_fields(path, TRACE_KEYS, repeated=("run",))
+    for key in ("program", "what"):
+        if key not in fields:
+            raise mutant.MutantError(f"{path}: missing '{key}:'")
+    m = dict(fields, path=Path(path), runs=fields.pop("run"), chapter=Path(path).parent.name)
+    m.setdefault("source", f"{m['chapter']}/{m['program']}.cu")
+    m["patches"] = mutant.read_patch(path, lines, i)
+    if not m["patches"]:
+        raise mutant.MutantError(f"{path}: no '@@ find' / '@@ replace' pair")
+    return m
+
+
+def patch_of(program):
+    found = sorted(PATCHES.glob(f"*/{program}.trace"))
+    if not found:
+        known = sorted(p.name[:-len(".trace")] for p in PATCHES.glob("*/*.trace") if
+                       p.name.count(".") == 1)
+        raise SystemExit(f"trace: no trace patch for {program!r} (known: {', '.join(known)})")
+    return found[0]
+
+
+def build(patch, plant, workdir, arch):
+    """The traced copy: common/, the chapter and tools/trace/ under WORKDIR/tree, the source
+    with the planted bug (when named) and then the trace patch; built with the program's own
+    standalone nvcc line. Returns the executable's path; raises RuntimeError on failure."""
+    m = parse_patch(patch)
+    text = None
+    if plant:
+        text = mutant.patched_text(mutant.parse(REPO / "tests" / "mutants" / plant))
+    text = mutant.patched_text(m, text)
+    tree = Path(workdir) / "tree"
+    for part in ("common", m["chapter"], "tools/trace"):
+        shutil.copytree(REPO / part, tree / part, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.png", "*.csv*"))
+    (tree / m["source"]).write_text(text)
+    line = mutant.standalone_line(REPO / m["source"])
+    exe = Path(workdir) / (m["program"] + ".traced")
+    out = line.index("-o")
+    line[out + 1] = str(exe)
+    number = mutant.arch_flags(arch)
+    line += number if number else (["-arch=native"] if arch == "native" else [])
+    cwd = (tree / m["source"]).parent
+    done = subprocess.run(line, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(line)} (in {cwd}) failed:\n{done.stdout}{done.stderr}")
+    return exe
+
+
+def gpu_or_exit():
+    ok, why = mutant.gpu_visible()
+    if not ok:
+        print(f"skipped: {why}")
+        sys.exit(EXIT_NO_DEVICE)
+
+
+def run_traced(exe, args, csv_path, env=None, bug=False):
+    """Runs the traced copy; returns its output. A program with a planted bug may say FAIL
+    (exit 1); the trace must be written either way."""
+    environment = dict(os.environ, TRACE_CSV=str(csv_path), **(env or {}))
+    if os.path.exists(csv_path):
+        os.remove(csv_path)
+    done = subprocess.run([str(exe)] + shlex.split(args), capture_output=True, text=True,
+                          env=environment, timeout=300, cwd=Path(exe).parent)
+    output = done.stdout + done.stderr
+    if not os.path.exists(csv_path):
+        raise RuntimeError(f"{exe.name} {args}: exit {done.returncode}, no trace\n{output}")
+    if done.returncode != 0 and not bug:
+        raise ProgramFailed(output, done.returncode)
+    return output
+
+
+class ProgramFailed(Exception):
+    """The traced copy of an unpatched program wrote its trace but did not exit 0."""
+
+
+def compressed(csv_path, gz_path):
+    """The CSV gzip-compressed without a file name or time in its header (same text, same file)."""
+    data = Path(csv_path).read_bytes()
+    with open(gz_path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", filename="",
+                                                   mtime=0, compresslevel=9) as f:
+        f.write(data)
+
+
+# ---- the handouts' traces ----------------------------------------------------------------------
+
+def cmd_record(out, names, arch):
+    gpu_or_exit()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = names or list(pictures.TRACES)
+    unknown = [n for n in names if n not in pictures.TRACES]
+    if unknown:
+        print(f"trace: unknown trace(s) {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_USAGE
+    work = Path(tempfile.mkdtemp(prefix="trace-"))
+    builds = {}
+    for n in names:
+        spec = pictures.TRACES[n]
+        builds.setdefault((spec["patch"], spec.get("plant")), None)
+
+    def one_build(key):
+        patch, plant = key
+        folder = work / f"build{list(builds).index(key)}"
+        return build(PATCHES / patch, plant, folder, arch)
+
+    failed = 0
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        futures = {key: pool.submit(one_build, key) for key in builds}
+        for key, f in futures.items():
+            try:
+                builds[key] = f.result()
+            except (RuntimeError, mutant.MutantError) as e:
+                print(f"trace: build of {key[0]} {key[1] or ''} failed: {e}", file=sys.stderr)
+                failed += 1
+    for n in names:
+        spec = pictures.TRACES[n]
+        exe = builds[(spec["patch"], spec.get("plant"))]
+        if exe is None:
+            continue
+        csv_path = work / f"{n}.csv"
+        try:
+            output = run_traced(exe, spec["args"], csv_path, spec.get("env"),
+                                bug=bool(spec.get("plant") or spec.get("bug")))
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            print(f"trace: {n}: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        except ProgramFailed as e:  # kept, to see why, but the record fails
+            output = e.args[0]
+            print(f"trace: {n}: the traced program exited {e.args[1]}:\n{output}", file=sys.stderr)
+            failed += 1
+        compressed(csv_path, out / f"{n}.csv.gz")
+        (out / f"{n}.log").write_text(f"$ {exe.name} {spec['args']}\n{output}")
+        print(f"trace: {n}: {out / (n + '.csv.gz')}")
+    shutil.rmtree(work, ignore_errors=True)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def lesson_results(folder):
+    """[(trace, check, expected, passed, what)] for every check of pictures.CHECKS."""
+    results = []
+    for name, checks in pictures.CHECKS.items():
+        path = Path(folder) / f"{name}.csv.gz"
+        if not path.exists():
+            results.append((name, "-", True, False, f"no trace {path}"))
+            continue
+        rows = tracelib.load(path)
+        for check, args, expected in checks:
+            passed, what = tracelib.CHECKS[check](rows, *args)
+            results.append((name, check, expected, passed, what))
+    return results
+
+
+def report_lessons(results):
+    bad = 0
+    for name, check, expected, passed, what in results:
+        ok = passed == expected
+        bad += not ok
+        verdict = ("holds" if passed else "caught") if ok else (
+            "FAILED" if expected else "NOT CAUGHT")
+        print(f"  {verdict:10} {name:34} {check:18} {what}")
+    return bad
+
+
+# ---- the pictures ------------------------------------------------------------------------------
+
+def png_texts(path):
+    """The PNG's tEXt fields, {key: value}."""
+    data = Path(path).read_bytes()
+    texts, at = {}, 8
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = data[at + 4:at + 8]
+        body = data[at + 8:at + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            texts[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\0")
+            texts[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+        at += 12 + length
+    return texts
+
+
+def stamp(names, folder):
+    return " ".join(f"{n}={tracelib.digest(Path(folder) / (n + '.csv.gz'))}" for n in names)
+
+
+def draw_one(kind, traces, kwargs, titles, png, source=None):
+    import draw
+    fig = draw.KINDS[kind](traces, titles=titles, **kwargs)
+    metadata = {"Software": None}
+    if source:
+        metadata["Description"] = f"drawn by scripts/trace.py from traces: {source}"
+    fig.savefig(png, dpi=110, metadata=metadata)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def cmd_draw(folder):
+    folder = Path(folder)
+    for p in pictures.PICTURES:
+        traces = [(n, tracelib.load(folder / f"{n}.csv.gz")) for n in p["traces"]]
+        draw_one(p["kind"], traces, p.get("args", {}), p["titles"], folder / p["png"],
+                 stamp(p["traces"], folder))
+        print(f"trace: drew {folder / p['png']}")
+    return EXIT_OK
+
+
+def stale_pictures(folder):
+    """The pictures whose traces changed since they were drawn (or that are missing)."""
+    folder = Path(folder)
+    stale = []
+    for p in pictures.PICTURES:
+        png = folder / p["png"]
+        missing = [n for n in p["traces"] if not (folder / f"{n}.csv.gz").exists()]
+        if missing:
+            stale.append(f"{p['png']}: no trace {', '.join(missing)}")
+        elif not png.exists():
+            stale.append(f"{p['png']}: missing (scripts/trace.py draw)")
+        elif png_texts(png).get("Description", "").split("traces: ")[-1] != stamp(p["traces"], folder):
+            stale.append(f"{p['png']}: its traces changed since it was drawn (scripts/trace.py draw)")
+    return stale
+
+
+def cmd_check(folder):
+    print("trace: the lessons the committed traces prove")
+    bad = report_lessons(lesson_results(folder))
+    stale = stale_pictures(folder)
+    for s in stale:
+        print(f"  STALE      {s}")
+    print(f"trace: {bad} lesson(s) wrong, {len(stale)} picture(s) stale")
+    return EXIT_FAILED if bad or stale else EXIT_OK
+
+
+def cmd_test(arch):
+    gpu_or_exit()
+    with tempfile.TemporaryDirectory(prefix="trace-test-") as folder:
+        if cmd_record(folder, [], arch) != EXIT_OK:
+            return EXIT_FAILED
+        print("trace: the lessons, on traces recorded now")
+        return EXIT_FAILED if report_lessons(lesson_results(folder)) else EXIT_OK
+
+
+def cmd_list():
+    print("traces (scripts/trace.py record):")
+    for name, spec in pictures.TRACES.items():
+        plant = f" + planted bug {spec['plant']}" if spec.get("plant") else ""
+        print(f"  {name:34} {spec['patch']}{plant} -- {spec['args']}")
+    print("pictures (scripts/trace.py draw):")
+    for p in pictures.PICTURES:
+        print(f"  {p['png']:30} {p['kind']:13} {', '.join(p['traces'])}")
+    return EXIT_OK
+
+
+def cmd_program(program, args, out, arch):
+    patch = patch_of(program)
+    m = parse_patch(patch)
+    args = " ".join(shlex.quote(a) for a in args) if args else (m["runs"] or [""])[0]
+    gpu_or_exit()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="trace-") as work:
+        try:
+            exe = build(patch, None, work, arch)
+            csv_path = out / f"{program}.csv"
+            output = run_traced(exe, args, csv_path)
+        except ProgramFailed as e:
+            print(f"trace: the traced program exited {e.args[1]}:\n{e.args[0]}", file=sys.stderr)
+            return EXIT_FAILED
+        except (RuntimeError, mutant.MutantError, subprocess.TimeoutExpired) as e:
+            print(f"trace: {e}", file=sys.stderr)
+            return EXIT_FAILED
+    print(output.rstrip())
+    rows = tracelib.load(csv_path)
+    summary(rows)
+    kind, kwargs = STUDENT_PICTURE[program]
+    if kind == "tile_phases":
+        kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
+    png = out / f"{program}.png"
+    draw_one(kind, [(program, rows)], kwargs, [f"{program} {args}"] * 2, png)
+    print(f"trace: {png}")
+    return EXIT_OK
+
+
+def summary(rows):
+    """What the trace holds, per array: accesses, and per warp request sectors or bank passes."""
+    arrays = sorted({(r["array"], r["space"], r["rw"]) for r in rows})
+    for array, space, rw in arrays:
+        mine = [r for r in rows if (r["array"], r["space"], r["rw"]) == (array, space, rw)]
+        reqs = [q for q in tracelib.requests(mine).values()]
+        if space == "global":
+            counts = sorted({len(tracelib.sectors(q)) for q in reqs})
+            detail = f"sectors per warp request: {', '.join(map(str, counts))}"
+        else:
+            counts = sorted({tracelib.bank_ways(q) for q in reqs})
+            detail = f"bank passes per warp request: {', '.join(map(str, counts))}"
+        print(f"  {array:8} {space:6} {'read' if rw == 'R' else 'write':5} {len(mine):7} "
+              f"accesses, {len(reqs)} warp requests; {detail}")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] not in ("list", "record", "draw", "check", "test") \
+            and not sys.argv[1].startswith("-"):
+        parser = argparse.ArgumentParser(prog="trace.py PROGRAM")
+        parser.add_argument("program")
+        parser.add_argument("--out", default="trace-out")
+        parser.add_argument("--arch", default=os.environ.get("CUDAARCHS", "native"))
+        parser.add_argument("args", nargs=argparse.REMAINDER)
+        opts = parser.parse_args()
+        args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
+        return cmd_program(opts.program, args, opts.out, opts.arch)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["list", "record", "draw", "check", "test"])
+    parser.add_argument("rest", nargs="*")
+    parser.add_argument("--traces", default=str(TRACES))
+    parser.add_argument("--arch", default=os.environ.get("CUDAARCHS", "native"))
+    opts = parser.parse_args()
+    if opts.command == "list":
+        return cmd_list()
+    if opts.command == "record":
+        if not opts.rest:
+            parser.error("record needs the folder to write the traces to")
+        return cmd_record(opts.rest[0], opts.rest[1:], opts.arch)
+    if opts.command == "draw":
+        return cmd_draw(opts.traces)
+    if opts.command == "check":
+        return cmd_check(opts.traces)
+    return cmd_test(opts.arch)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

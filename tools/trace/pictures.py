@@ -1,0 +1,134 @@
+"""The handouts' traces, the lessons checked on them, and the pictures drawn from them.
+
+TRACES: name -> how the GPU run makes it: the trace patch (tools/trace/patches/), a planted bug
+from tests/mutants/ applied first where one is named, the program's command line and the
+recorder's settings (trace.cuh: TRACE_STEPS, TRACE_ONLY). scripts/trace.py record makes them all.
+
+CHECKS: name -> the lessons the trace proves, each (check, arguments, expected): tracelib's
+check must come out EXPECTED (True: the lesson holds; False: the planted bug or the slow
+pattern is caught).
+
+PICTURES: the PNGs of the handouts, each drawn from its traces by a function of draw.py.
+"""
+
+TRACES = {
+    # chapter 2: who adds which element
+    "VA-GPU-11": {"patch": "ch02_vector_add/VA-GPU-11.trace", "args": "--n 16 --repeats 1"},
+    "VA-GPU-N1": {"patch": "ch02_vector_add/VA-GPU-N1.trace",
+                  "args": "--n 20 --blocks 8 --repeats 1"},
+    "VA-GPU-NN": {"patch": "ch02_vector_add/VA-GPU-NN.trace",
+                  "args": "--n 40 --blocks 2 --threads 8 --repeats 1"},
+    "VA-GPU-NN.document_block_index": {
+        "patch": "ch02_vector_add/VA-GPU-NN.trace",
+        "plant": "ch02_vector_add/VA-GPU-NN.document_block_index.mutant",
+        "args": "--n 40 --blocks 2 --threads 8 --repeats 1"},
+    "VA-GPU-NN.128x128": {"patch": "ch02_vector_add/VA-GPU-NN.trace",
+                          "args": "--n 65536 --blocks 128 --threads 128 --repeats 1",
+                          "env": {"TRACE_ONLY": "W"}},
+    "VA-GPU-NN.auto": {"patch": "ch02_vector_add/VA-GPU-NN.trace",
+                       "args": "--n 65536 --blocks auto --repeats 1",
+                       "env": {"TRACE_ONLY": "W"}},
+    # chapter 3: the two trees, and a planted bug with bank conflicts
+    "reduction.interleaved-shared": {"patch": "ch03_dot_product/reduction.trace",
+                                     "args": "--kernel interleaved-shared --n 128 --threads 128 "
+                                             "--repeats 1"},
+    "reduction.sequential": {"patch": "ch03_dot_product/reduction.trace",
+                             "args": "--kernel sequential --n 128 --threads 128 --repeats 1"},
+    "reduction.strided_tree": {"patch": "ch03_dot_product/reduction.strided_tree.trace",
+                               "args": "--kernel sequential --n 128 --threads 128 --repeats 1",
+                               "bug": True},
+    "stencil_1d": {"patch": "ch03_dot_product/stencil_1d.trace", "args": "--n 300 --repeats 1"},
+    # chapter 4: coalesced and strided reads; the tiles
+    "MM-GPU-GM": {"patch": "ch04_matmul/MM-GPU-GM.trace",
+                  "args": "--width 40 --block 32 --repeats 1", "env": {"TRACE_STEPS": "2"}},
+    "MM-GPU-GM.wrong_index": {"patch": "ch04_matmul/MM-GPU-GM.trace",
+                              "plant": "ch04_matmul/MM-GPU-GM.wrong_index.mutant",
+                              "args": "--width 40 --block 32 --repeats 1",
+                              "env": {"TRACE_STEPS": "2"}},
+    "MM-GPU-SM": {"patch": "ch04_matmul/MM-GPU-SM.trace", "args": "--width 40 --repeats 1"},
+    "MM-GPU-SM.document_grid": {"patch": "ch04_matmul/MM-GPU-SM.trace",
+                                "plant": "ch04_matmul/MM-GPU-SM.document_grid.mutant",
+                                "args": "--width 40 --repeats 1"},
+    "MM-GPU-RT": {"patch": "ch04_matmul/MM-GPU-RT.trace", "args": "--width 128 --repeats 1"},
+    # chapter 5: the spheres a warp reads at each step, the same one or a different one per lane
+    "ray": {"patch": "ch05_raytrace/ray.trace",
+            "args": "--dim 32 --spheres 8 --output traced.ppm --repeats 1"},
+    "ray.divergent": {"patch": "ch05_raytrace/ray.trace",
+                      "args": "--dim 32 --spheres 8 --output traced.ppm --divergent --repeats 1"},
+    "ray_noconst": {"patch": "ch05_raytrace/ray_noconst.trace",
+                    "args": "--dim 32 --spheres 8 --output traced.ppm --repeats 1"},
+    "ray_noconst.divergent": {"patch": "ch05_raytrace/ray_noconst.trace",
+                              "args": "--dim 32 --spheres 8 --output traced.ppm --divergent "
+                                      "--repeats 1"},
+}
+
+CHECKS = {
+    "VA-GPU-11": [("written_once", ("c", 16), True)],
+    "VA-GPU-N1": [("written_once", ("c", 20), True)],
+    "VA-GPU-NN": [("written_once", ("c", 40), True)],
+    "VA-GPU-NN.document_block_index": [("written_once", ("c", 40), False)],
+    "VA-GPU-NN.128x128": [("written_once", ("c", 65536), True)],
+    "VA-GPU-NN.auto": [("written_once", ("c", 65536), True)],
+    # both trees are free of bank conflicts; only the sequential one packs its busy threads
+    "reduction.interleaved-shared": [("no_bank_conflicts", ("cache",), True),
+                                     ("packed_warps", ("cache",), False)],
+    "reduction.sequential": [("no_bank_conflicts", ("cache",), True),
+                             ("packed_warps", ("cache",), True)],
+    "reduction.strided_tree": [("no_bank_conflicts", ("cache",), False)],
+    "stencil_1d": [("written_once", ("out", 300), True)],
+    # a warp reads 32 consecutive floats of N (4 sectors) and one float of M (1 sector)
+    "MM-GPU-GM": [("sectors", ("N", 4), True), ("sectors", ("M", 1), True),
+                  ("written_once", ("P", 1600), True)],
+    "MM-GPU-GM.wrong_index": [("sectors", ("N", 4), False)],
+    "MM-GPU-SM": [("written_once", ("P", 1600), True), ("sectors", ("M", 4), True),
+                  ("sectors", ("N", 4), True)],
+    "MM-GPU-SM.document_grid": [("written_once", ("P", 1600), False)],
+    "MM-GPU-RT": [("written_once", ("P", 16384), True)],
+    # every lane of a warp reads the same sphere at a step (one constant-cache broadcast), or,
+    # with --divergent, 8 different ones (as many as there are spheres)
+    "ray": [("elements_per_request", ("s", 1), True)],
+    "ray.divergent": [("elements_per_request", ("s", 8), True)],
+    "ray_noconst": [("elements_per_request", ("s", 1), True)],
+    "ray_noconst.divergent": [("elements_per_request", ("s", 8), True)],
+}
+
+# Each picture: its file (in the traces' folder), the drawing (draw.py), its traces and a title
+# for each, and the drawing's arguments.
+PICTURES = [
+    {"png": "ch02_VA-GPU-11.png", "kind": "index_map", "traces": ["VA-GPU-11"],
+     "titles": ["VA-GPU-11 --n 16: add<<<1, 1>>>, one thread adds every element, one pass each"],
+     "args": {"array": "c", "columns": 8}},
+    {"png": "ch02_VA-GPU-N1.png", "kind": "index_map", "traces": ["VA-GPU-N1"],
+     "titles": ["VA-GPU-N1 --n 20 --blocks 8: add<<<8, 1>>>, block b adds b, b + 8, b + 16"],
+     "args": {"array": "c", "columns": 10}},
+    {"png": "ch02_VA-GPU-NN.png", "kind": "index_map", "traces": ["VA-GPU-NN"],
+     "titles": ["VA-GPU-NN --n 40 --blocks 2 --threads 8: add<<<2, 8>>>, 16 threads, "
+                "global index g = block * 8 + thread, then g + 16, g + 32"],
+     "args": {"array": "c", "columns": 8}},
+    {"png": "ch02_grid_stride.png", "kind": "pass_map",
+     "traces": ["VA-GPU-NN.128x128", "VA-GPU-NN.auto"],
+     "titles": ["VA-GPU-NN --n 65536 (128 x 128)", "VA-GPU-NN --n 65536 --blocks auto"],
+     "args": {"array": "c", "columns": 256}},
+    {"png": "ch03_reduction_trees.png", "kind": "tree_steps",
+     "traces": ["reduction.interleaved-shared", "reduction.sequential"],
+     "titles": ["interleaved (reduction --kernel interleaved-shared --threads 128): "
+                "thread t adds cache[t + stride] into cache[t] when t % (2 * stride) == 0",
+                "sequential (reduction --kernel sequential --threads 128): "
+                "thread t adds cache[t + half] into cache[t] when t < half"],
+     "args": {"array": "cache"}},
+    {"png": "ch04_coalescing.png", "kind": "warp_sectors",
+     "traces": ["MM-GPU-GM", "MM-GPU-GM.wrong_index"],
+     "titles": ["MM-GPU-GM", "planted bug N[x * Width + k]"],
+     "args": {"arrays": ["M", "N"]}},
+    {"png": "ch04_register_tile.png", "kind": "owner_map", "traces": ["MM-GPU-RT"],
+     "titles": ["MM-GPU-RT --width 128: block (0, 0) writes a 64 x 128 tile of P with 128 threads"],
+     "args": {"array": "P", "width": 128, "block": [0, 0], "threads": [0, 1, 16]}},
+    {"png": "ch05_sphere_reads.png", "kind": "lane_steps",
+     "traces": ["ray", "ray.divergent"],
+     "titles": ["ray --dim 32 --spheres 8", "ray --dim 32 --spheres 8 --divergent"],
+     "args": {"array": "s"}},
+    {"png": "ch04_tiles.png", "kind": "tile_phases", "traces": ["MM-GPU-SM"],
+     "titles": ["MM-GPU-SM --width 40: block (1, 0), 32 x 32 threads, copies one tile of M "
+                "and one of N per phase"],
+     "args": {"block": [1, 0], "width": 40}},
+]

@@ -1,0 +1,187 @@
+"""Traces of the real kernels: read them, count what they show, check the lessons they prove.
+
+A trace is the CSV file that tools/trace/trace.cuh writes (gzip-compressed when committed): one
+row per memory access of one launch, with the block, the thread (and its warp and lane), the
+source line of the access, the step the trace patch gave it, the array, global or shared, read
+or write, the element's index, its byte address and its size. Nothing here needs a GPU.
+
+A warp's request: the accesses of one warp's lanes at the same line, step and array, and the
+same occurrence (a thread's n-th access at that line and step: the n-th round of an inner loop).
+Its sectors: the distinct 32-byte pieces of memory its addresses fall into (global memory moves
+in 32-byte sectors). Its bank conflicts (shared memory): a shared word is 4 bytes in bank
+(address / 4) % 32; lanes reading the same word share it, and the request takes as many passes
+as the most distinct words that fall into one bank (1: no conflict).
+"""
+import csv
+import gzip
+import hashlib
+import io
+from collections import defaultdict
+
+SECTOR = 32
+BANKS = 32
+
+
+def read_text(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode()
+
+
+def load(path):
+    """The trace's rows as dicts with ints where the column is a number."""
+    rows = []
+    for r in csv.DictReader(io.StringIO(read_text(path))):
+        for k in ("block_x", "block_y", "thread_x", "thread_y", "warp", "lane", "line", "step",
+                  "index", "byte", "size"):
+            r[k] = int(r[k])
+        rows.append(r)
+    number_occurrences(rows)
+    return rows
+
+
+def number_occurrences(rows):
+    """Adds 'round': the thread's n-th access at this line, step and array (rows are in each
+    thread's own order)."""
+    seen = defaultdict(int)
+    for r in rows:
+        key = (r["block_x"], r["block_y"], r["thread_x"], r["thread_y"], r["line"], r["step"],
+               r["array"], r["rw"])
+        r["round"] = seen[key]
+        seen[key] += 1
+
+
+def digest(path):
+    """sha256 of the trace's text (gzip's own header left out: a recompressed trace is the same)."""
+    return hashlib.sha256(read_text(path).encode()).hexdigest()
+
+
+def block_of(r):
+    return (r["block_x"], r["block_y"])
+
+
+def requests(rows, array=None, space=None):
+    """{(block, warp, line, step, round, array, rw): [rows]}: the warps' requests."""
+    out = defaultdict(list)
+    for r in rows:
+        if (array is None or r["array"] == array) and (space is None or r["space"] == space):
+            key = (block_of(r), r["warp"], r["line"], r["step"], r["round"], r["array"], r["rw"])
+            out[key].append(r)
+    return out
+
+
+def sectors(request):
+    """The 32-byte sectors a request's addresses fall into (an element may span two)."""
+    s = set()
+    for r in request:
+        first, last = r["byte"] // SECTOR, (r["byte"] + r["size"] - 1) // SECTOR
+        s.update(range(first, last + 1))
+    return sorted(s)
+
+
+def bank_ways(request):
+    """The request's passes through shared memory: the most distinct 4-byte words in one bank."""
+    words = defaultdict(set)
+    for r in request:
+        for w in range(r["byte"] // 4, (r["byte"] + r["size"] - 1) // 4 + 1):
+            words[w % BANKS].add(w)
+    return max((len(w) for w in words.values()), default=0)
+
+
+# ---- the checks ------------------------------------------------------------------------------
+# Each returns (passed, one line saying what it found).
+
+def check_written_once(rows, array, count):
+    """Every element 0 .. count-1 of ARRAY written exactly once, and nothing outside."""
+    writes = defaultdict(int)
+    for r in rows:
+        if r["array"] == array and r["rw"] == "W":
+            writes[r["index"]] += 1
+    never = [i for i in range(count) if writes[i] == 0]
+    twice = [i for i in range(count) if writes[i] > 1]
+    outside = [i for i in writes if not 0 <= i < count]
+    ok = not never and not twice and not outside
+    what = (f"{array}: {count - len(never)} of {count} elements written, "
+            f"{len(twice)} more than once, {len(outside)} outside")
+    if never:
+        what += f"; first never written: {never[0]}"
+    if twice:
+        what += f"; first written twice: {twice[0]}"
+    return ok, what
+
+
+def sectors_per_request(rows, array):
+    """{sectors: number of full-warp requests} for ARRAY (requests of all 32 lanes only: a
+    partial warp at a matrix's edge says nothing about the pattern)."""
+    hist = defaultdict(int)
+    for req in requests(rows, array).values():
+        if len(req) == 32:
+            hist[len(sectors(req))] += 1
+    return dict(hist)
+
+
+def check_sectors(rows, array, expected):
+    """Every full-warp request of ARRAY falls into EXPECTED sectors."""
+    hist = sectors_per_request(rows, array)
+    ok = bool(hist) and set(hist) == {expected}
+    found = ", ".join(f"{n} requests of {s} sectors" for s, n in sorted(hist.items())) or "none"
+    return ok, f"{array}: {found} (expected: every one {expected})"
+
+
+def ways_per_step(rows, array):
+    """{step: the worst request's passes} over ARRAY's shared-memory requests."""
+    worst = defaultdict(int)
+    for (_, _, _, step, _, _, _), req in requests(rows, array, "shared").items():
+        worst[step] = max(worst[step], bank_ways(req))
+    return dict(sorted(worst.items()))
+
+
+def check_no_bank_conflicts(rows, array):
+    ways = ways_per_step(rows, array)
+    ok = bool(ways) and all(w == 1 for w in ways.values())
+    steps = ", ".join(f"step {s}: {w}-way" for s, w in ways.items())
+    return ok, f"{array}: {steps}"
+
+
+def busy(rows, array, rw="W"):
+    """{step: (lanes, warps)} that access ARRAY at that step, over all blocks."""
+    lanes, warps = defaultdict(set), defaultdict(set)
+    for r in rows:
+        if r["array"] == array and r["rw"] == rw:
+            lanes[r["step"]].add((block_of(r), r["thread_x"], r["thread_y"]))
+            warps[r["step"]].add((block_of(r), r["warp"]))
+    return {s: (len(lanes[s]), len(warps[s])) for s in sorted(lanes)}
+
+
+def check_packed_warps(rows, array):
+    """At every step after the load (step 0) the busy threads fill as few warps as they can:
+    ceil(busy threads / 32) per block (the sequential tree's lesson)."""
+    by_block = defaultdict(lambda: defaultdict(set))
+    for r in rows:
+        if r["array"] == array and r["rw"] == "W" and r["step"] > 0:
+            by_block[(block_of(r), r["step"])][r["warp"]].add(r["lane"])
+    bad = []
+    for (block, step), warps in sorted(by_block.items()):
+        threads = sum(len(l) for l in warps.values())
+        if len(warps) != -(-threads // 32):
+            bad.append(f"step {step}: {threads} threads in {len(warps)} warps")
+    ok = bool(by_block) and not bad
+    return ok, f"{array}: " + ("busy threads packed into the fewest warps at every step"
+                               if ok else "; ".join(bad[:3]))
+
+
+def check_elements_per_request(rows, array, expected):
+    """Every full-warp request of ARRAY reads EXPECTED different elements."""
+    hist = defaultdict(int)
+    for req in requests(rows, array).values():
+        if len(req) == 32:
+            hist[len({r["index"] for r in req})] += 1
+    ok = bool(hist) and set(hist) == {expected}
+    found = ", ".join(f"{n} requests of {k} elements" for k, n in sorted(hist.items())) or "none"
+    return ok, f"{array}: {found} (expected: every one {expected})"
+
+
+CHECKS = {"elements_per_request": check_elements_per_request, "written_once": check_written_once, "sectors": check_sectors,
+          "no_bank_conflicts": check_no_bank_conflicts, "packed_warps": check_packed_warps}
