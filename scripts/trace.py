@@ -128,12 +128,16 @@ def gpu_or_exit():
 def run_traced(exe, args, csv_path, env=None, bug=False):
     """Runs the traced copy; returns its output. A program with a planted bug may say FAIL
     (exit 1); the trace must be written either way."""
-    environment = dict(os.environ, TRACE_CSV=str(csv_path), **(env or {}))
-    if os.path.exists(csv_path):
-        os.remove(csv_path)
+    written = Path(exe).parent / "trace.csv"  # in the run's folder: the log names no path
+    environment = dict(os.environ, TRACE_CSV=written.name, **(env or {}))
+    for old in (csv_path, written):
+        if os.path.exists(old):
+            os.remove(old)
     done = subprocess.run([str(exe)] + shlex.split(args), capture_output=True, text=True,
-                          env=environment, timeout=300, cwd=Path(exe).parent)
+                          env=environment, timeout=300, cwd=written.parent)
     output = done.stdout + done.stderr
+    if written.exists():
+        shutil.move(written, csv_path)
     if not os.path.exists(csv_path):
         raise RuntimeError(f"{exe.name} {args}: exit {done.returncode}, no trace\n{output}")
     if done.returncode != 0 and not bug:
@@ -374,14 +378,16 @@ def summary(rows):
 def main():
     if len(sys.argv) > 1 and sys.argv[1] not in ("list", "record", "draw", "check", "test") \
             and not sys.argv[1].startswith("-"):
-        parser = argparse.ArgumentParser(prog="trace.py PROGRAM")
+        ours, theirs = sys.argv[1:], []
+        if "--" in ours:  # what follows "--" is the program's own command line
+            ours, theirs = ours[:ours.index("--")], ours[ours.index("--") + 1:]
+        parser = argparse.ArgumentParser(prog="trace.py PROGRAM", usage="%(prog)s "
+                                         "[--out DIR] [--arch ARCH] [-- PROGRAM'S OPTIONS]")
         parser.add_argument("program")
         parser.add_argument("--out", default="trace-out")
         parser.add_argument("--arch", default=os.environ.get("CUDAARCHS", "native"))
-        parser.add_argument("args", nargs=argparse.REMAINDER)
-        opts = parser.parse_args()
-        args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
-        return cmd_program(opts.program, args, opts.out, opts.arch)
+        opts = parser.parse_args(ours)
+        return cmd_program(opts.program, theirs, opts.out, opts.arch)
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["list", "record", "draw", "check", "test"])

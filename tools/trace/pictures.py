@@ -22,12 +22,15 @@ TRACES = {
         "patch": "ch02_vector_add/VA-GPU-NN.trace",
         "plant": "ch02_vector_add/VA-GPU-NN.document_block_index.mutant",
         "args": "--n 40 --blocks 2 --threads 8 --repeats 1"},
+    # 2^20 elements, the writes of every 64th only (16384 rows a trace)
     "VA-GPU-NN.128x128": {"patch": "ch02_vector_add/VA-GPU-NN.trace",
-                          "args": "--n 65536 --blocks 128 --threads 128 --repeats 1",
-                          "env": {"TRACE_ONLY": "W"}},
+                          "args": "--n 1048576 --blocks 128 --threads 128 --repeats 1",
+                          "env": {"TRACE_ONLY": "W", "TRACE_SAMPLE": "64"}},
     "VA-GPU-NN.auto": {"patch": "ch02_vector_add/VA-GPU-NN.trace",
-                       "args": "--n 65536 --blocks auto --repeats 1",
-                       "env": {"TRACE_ONLY": "W"}},
+                       "args": "--n 1048576 --blocks auto --repeats 1",
+                       "env": {"TRACE_ONLY": "W", "TRACE_SAMPLE": "64"}},
+    "Dot-SM-Warp": {"patch": "ch03_dot_product/Dot-SM-Warp.trace",
+                    "args": "--n 512 --blocks 1 --threads 64 --repeats 1"},
     # chapter 3: the two trees, and a planted bug with bank conflicts
     "reduction.interleaved-shared": {"patch": "ch03_dot_product/reduction.trace",
                                      "args": "--kernel interleaved-shared --n 128 --threads 128 "
@@ -37,7 +40,7 @@ TRACES = {
     "reduction.strided_tree": {"patch": "ch03_dot_product/reduction.strided_tree.trace",
                                "args": "--kernel sequential --n 128 --threads 128 --repeats 1",
                                "bug": True},
-    "stencil_1d": {"patch": "ch03_dot_product/stencil_1d.trace", "args": "--n 300 --repeats 1"},
+    "stencil_1d": {"patch": "ch03_dot_product/stencil_1d.trace", "args": "--n 1000 --repeats 1"},
     # chapter 4: coalesced and strided reads; the tiles
     "MM-GPU-GM": {"patch": "ch04_matmul/MM-GPU-GM.trace",
                   "args": "--width 40 --block 32 --repeats 1", "env": {"TRACE_STEPS": "2"}},
@@ -67,15 +70,15 @@ CHECKS = {
     "VA-GPU-N1": [("written_once", ("c", 20), True)],
     "VA-GPU-NN": [("written_once", ("c", 40), True)],
     "VA-GPU-NN.document_block_index": [("written_once", ("c", 40), False)],
-    "VA-GPU-NN.128x128": [("written_once", ("c", 65536), True)],
-    "VA-GPU-NN.auto": [("written_once", ("c", 65536), True)],
+    "VA-GPU-NN.128x128": [("written_once", ("c", 1048576, 64), True)],
+    "VA-GPU-NN.auto": [("written_once", ("c", 1048576, 64), True)],
     # both trees are free of bank conflicts; only the sequential one packs its busy threads
     "reduction.interleaved-shared": [("no_bank_conflicts", ("cache",), True),
                                      ("packed_warps", ("cache",), False)],
     "reduction.sequential": [("no_bank_conflicts", ("cache",), True),
                              ("packed_warps", ("cache",), True)],
     "reduction.strided_tree": [("no_bank_conflicts", ("cache",), False)],
-    "stencil_1d": [("written_once", ("out", 300), True)],
+    "stencil_1d": [("written_once", ("out", 1000), True)],
     # a warp reads 32 consecutive floats of N (4 sectors) and one float of M (1 sector)
     "MM-GPU-GM": [("sectors", ("N", 4), True), ("sectors", ("M", 1), True),
                   ("written_once", ("P", 1600), True)],

@@ -41,16 +41,20 @@ __device__ unsigned long long trace_count = 0;
 __device__ unsigned long long trace_capacity = 0;
 __device__ int trace_steps = 0x7fffffff;  // $TRACE_STEPS: record steps 0 .. TRACE_STEPS-1 only
 __device__ char trace_only = 0;             // $TRACE_ONLY=W: record the writes only
+__device__ long long trace_sample = 1;      // $TRACE_SAMPLE=S: only elements whose index % S == 0
 
 __device__ void trace_access(const char* array, const void* p, long long index, int size, char rw,
                              int step, int line) {
-    if (trace_records == nullptr || step >= trace_steps || (trace_only && rw != trace_only)) return;
+    if (trace_records == nullptr || step >= trace_steps || (trace_only && rw != trace_only) ||
+        index % trace_sample != 0)
+        return;
     unsigned long long k = atomicAdd(&trace_count, 1ULL);
     if (k >= trace_capacity) return;  // counted: trace_end() reports the overflow
     TraceRecord& r = trace_records[k];
-    r.space = __isShared(p) ? 's' : __isConstant(p) ? 'c' : 'g';
+    r.space = p == nullptr ? 'r' : __isShared(p) ? 's' : __isConstant(p) ? 'c' : 'g';
     r.address = r.space == 's' ? (unsigned long long)__cvta_generic_to_shared(p)
                                : (unsigned long long)(size_t)p;
+    if (r.space == 'r') r.address = (unsigned long long)index * size;  // a lane's register
     r.index = index;
     r.ticket = k;
     r.block_x = blockIdx.x;
@@ -73,6 +77,12 @@ __device__ void trace_access(const char* array, const void* p, long long index, 
     trace_access(name, pointer, (long long)(index), (int)sizeof(*(pointer)), 'R', step, __LINE__)
 #define TRACE_WRITE(name, pointer, index, step) \
     trace_access(name, pointer, (long long)(index), (int)sizeof(*(pointer)), 'W', step, __LINE__)
+
+// A register read from another lane through a shuffle: `lane` is the lane whose value
+// arrived, as the same shuffle of the lane numbers returns it (recorded as array NAME,
+// index `lane`, space "register").
+#define TRACE_LANE(name, lane, step) \
+    trace_access(name, nullptr, (long long)(lane), 4, 'R', step, __LINE__)
 
 // A read inside an expression: TRACED("N", N, k)[k * Width + x] reads N[k * Width + x] and
 // records it, so a patch need not repeat an index that a planted bug may change.
@@ -109,11 +119,14 @@ inline void trace_begin() {
     HANDLE_ERROR(cudaMemcpyToSymbol(trace_steps, &steps, sizeof(steps)));
     char only = std::getenv("TRACE_ONLY") ? std::getenv("TRACE_ONLY")[0] : 0;
     HANDLE_ERROR(cudaMemcpyToSymbol(trace_only, &only, sizeof(only)));
+    long long sample = std::getenv("TRACE_SAMPLE") ? std::atoll(std::getenv("TRACE_SAMPLE")) : 1;
+    HANDLE_ERROR(cudaMemcpyToSymbol(trace_sample, &sample, sizeof(sample)));
     HANDLE_ERROR(cudaMemcpyToSymbol(trace_records, &trace_buffer, sizeof(trace_buffer)));
 }
 
 // Stops recording and writes the CSV file; exits 1 when the records did not fit.
 inline void trace_end() {
+    if (trace_buffer == nullptr) return;  // not recording: a later call of a traced launch
     HANDLE_ERROR(cudaDeviceSynchronize());
     TraceRecord* none = nullptr;
     HANDLE_ERROR(cudaMemcpyToSymbol(trace_records, &none, sizeof(none)));
@@ -153,7 +166,10 @@ inline void trace_end() {
             byte = a.address - (first & ~255ULL);
         }
         std::fprintf(f, "%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%c,%lld,%llu,%d\n", a.block_x, a.block_y,
-                     a.thread_x, a.thread_y, a.warp, a.lane, a.line, a.step, a.array, a.space == 's' ? "shared" : a.space == 'c' ? "constant" : "global",
+                     a.thread_x, a.thread_y, a.warp, a.lane, a.line, a.step, a.array, a.space == 's'   ? "shared"
+                     : a.space == 'c' ? "constant"
+                     : a.space == 'r' ? "register"
+                                      : "global",
                      a.rw, a.index, byte, a.size);
     }
     std::fclose(f);

@@ -93,17 +93,20 @@ def bank_ways(request):
 # ---- the checks ------------------------------------------------------------------------------
 # Each returns (passed, one line saying what it found).
 
-def check_written_once(rows, array, count):
-    """Every element 0 .. count-1 of ARRAY written exactly once, and nothing outside."""
+def check_written_once(rows, array, count, sample=1):
+    """Every element 0 .. count-1 of ARRAY written exactly once, and nothing outside (of a
+    trace recorded with TRACE_SAMPLE=S: every S-th element)."""
     writes = defaultdict(int)
     for r in rows:
         if r["array"] == array and r["rw"] == "W":
             writes[r["index"]] += 1
-    never = [i for i in range(count) if writes[i] == 0]
-    twice = [i for i in range(count) if writes[i] > 1]
-    outside = [i for i in writes if not 0 <= i < count]
+    wanted = range(0, count, sample)
+    never = [i for i in wanted if writes[i] == 0]
+    twice = [i for i in wanted if writes[i] > 1]
+    outside = [i for i in writes if not 0 <= i < count or i % sample]
     ok = not never and not twice and not outside
-    what = (f"{array}: {count - len(never)} of {count} elements written, "
+    every = f" (every {sample}th)" if sample > 1 else ""
+    what = (f"{array}: {len(wanted) - len(never)} of {len(wanted)} elements{every} written, "
             f"{len(twice)} more than once, {len(outside)} outside")
     if never:
         what += f"; first never written: {never[0]}"
