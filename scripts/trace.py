@@ -61,7 +61,7 @@ STUDENT_PICTURE = {
     "VA-GPU-NN": ("index_map", {"array": "c", "columns": 10}),
     "reduction": ("tree_steps", {"array": "cache"}),
     "stencil_1d": ("index_map", {"array": "out", "columns": 16}),
-    "MM-GPU-GM": ("warp_sectors", {"arrays": ["M", "N"]}),
+    "MM-GPU-GM": ("warp_sectors", {"panels": [["MM-GPU-GM", "M"], ["MM-GPU-GM", "N"]]}),
     "MM-GPU-SM": ("tile_phases", {"block": (0, 0)}),
     "ray": ("lane_steps", {"array": "s"}),
     "ray_noconst": ("lane_steps", {"array": "s"}),

@@ -11,6 +11,9 @@
     tile_phases   the elements of M and N one block copies into shared memory in each phase
     owner_map     a matrix's elements coloured by the thread of one block that wrote them, a
                   few threads picked out
+    shuffle_rounds  one warp's shuffles: at each round, whose value each lane receives
+    halo          a block's shared array: which element of the input each slot holds, who
+                  loaded it, and which slots one thread's stencil reads
     lane_steps    one warp: the element each lane reads at each step of its loop
 Each returns the figure; the caller saves it.
 """
@@ -20,13 +23,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 import tracelib  # noqa: E402
 
 GREY = "#d9d9d9"
-PALETTE = plt.get_cmap("tab20").colors + plt.get_cmap("tab20b").colors
+# tab20 without its two greys (grey means "written earlier" in index_map), then tab20b
+PALETTE = (tuple(c for k, c in enumerate(plt.get_cmap("tab20").colors) if k not in (14, 15))
+           + plt.get_cmap("tab20b").colors)
 
 
 def _thread_colour(global_thread):
@@ -82,41 +86,62 @@ def index_map(traces, array, columns, titles):
         if p is not None:
             ax.set_title(f"pass {p}: the coloured elements are written now, grey ones earlier",
                          fontsize=9, loc="left")
-    fig.suptitle(titles[0], fontsize=10, x=0.01, ha="left")
+    readers = {(r["array"], r["index"]): (r["block_x"], r["thread_x"]) for r in rows
+               if r["rw"] == "R"}
+    same = all(readers.get((a, r["index"])) == (r["block_x"], r["thread_x"])
+               for r in writes for a in sorted({q["array"] for q in rows if q["rw"] == "R"}))
+    note = (f"Each box is one element {array}[i], named by the thread that wrote it"
+            + (" (the same thread read a[i] and b[i] just before)." if same and readers else "."))
+    fig.suptitle(titles[0] + "\n" + note, fontsize=9.5, x=0.01, ha="left")
     fig.tight_layout()
     return fig
 
 
 def pass_map(traces, array, columns, titles):
-    """Each trace's ARRAY as a raster of COLUMNS elements a row, coloured by pass."""
-    fig, axes = plt.subplots(1, len(traces), figsize=(5.2 * len(traces), 5.0), squeeze=False)
-    most = max(max(r["step"] for r in _writes(rows, array)) for _, rows in traces) + 1
-    cmap = ListedColormap([plt.get_cmap("viridis")(k / max(most - 1, 1)) for k in range(most)])
+    """Each trace's ARRAY as a raster of COLUMNS recorded elements a row, each pass of the
+    grid-stride loop a band of its own colour, labelled (of a trace with TRACE_SAMPLE=S, a
+    pixel stands for S elements)."""
+    fig, axes = plt.subplots(1, len(traces), figsize=(6.4 * len(traces), 6.4), squeeze=False)
+    bands = [matplotlib.colors.to_rgb(c) for c in ("#2c7bb6", "#abd9e9", "#fdae61", "#d7191c")]
     for ax, (name, rows), title in zip(axes[0], traces, titles):
-        writes = _writes(rows, array)
-        n = max(r["index"] for r in writes) + 1
-        image = [[float("nan")] * columns for _ in range(-(-n // columns))]
+        writes = sorted(_writes(rows, array), key=lambda r: r["index"])
+        sample = writes[1]["index"] - writes[0]["index"] if len(writes) > 1 else 1
+        n = writes[-1]["index"] + sample
+        count = n // sample
+        image = [[(1, 1, 1)] * columns for _ in range(-(-count // columns))]
+        first_row = {}
         for r in writes:
-            image[r["index"] // columns][r["index"] % columns] = r["step"]
-        shown = ax.imshow(image, cmap=cmap, vmin=-0.5, vmax=most - 0.5, interpolation="nearest",
-                          aspect="auto")
-        threads = len({(r["block_x"], r["thread_x"]) for r in writes})
-        per_thread = defaultdict(int)
-        for r in writes:
-            per_thread[(r["block_x"], r["thread_x"])] += 1
+            k = r["index"] // sample
+            image[k // columns][k % columns] = bands[r["step"] % len(bands)]
+            first_row.setdefault(r["step"], k // columns)
+        ax.imshow(image, interpolation="nearest", aspect="auto")
+        first, grid = {}, None
+        for r in writes:  # a thread's next element lies one grid further on
+            key = (r["block_x"], r["thread_x"])
+            if key in first and grid is None:
+                grid = (r["index"] - first[key][0]) // (r["step"] - first[key][1])
+            first.setdefault(key, (r["index"], r["step"]))
         passes = max(r["step"] for r in writes) + 1
-        ax.set_title(f"{title}\n{threads} threads wrote, {passes} pass{'es' if passes > 1 else ''}"
-                     f" each", fontsize=9)
-        ax.set_xlabel(f"element index mod {columns}")
-        ax.set_ylabel(f"element index / {columns}")
-    bar = fig.colorbar(shown, ax=list(axes[0]), ticks=range(most), fraction=0.03)
-    bar.set_label("the pass that wrote the element")
+        last = n - (passes - 1) * grid if grid else n
+        every = 1 if passes <= 8 else 8
+        for p, y in first_row.items():
+            if p % every == 0 or p == passes - 1:
+                ax.text(columns + 1, y, f"pass {p}", va="top", fontsize=7.5, clip_on=False)
+        ax.set_title(f"{title}\nthe grid: {grid:,} threads; {passes} passes, the last "
+                     f"{last:,} elements" if grid else f"{title}\none pass", fontsize=9)
+        ax.set_xlabel(f"elements, in order: a row is {columns * sample:,}"
+                      + (f", a pixel {sample} (the trace keeps every {sample}th)" if sample > 1
+                         else ""), fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout(rect=(0, 0, 0.97, 1))
     return fig
 
 
 def tree_steps(traces, array, titles):
     """One panel per trace: rows = steps, columns = the shared array's entries (block 0)."""
-    fig, axes = plt.subplots(len(traces), 1, figsize=(12, 3.4 * len(traces)), squeeze=False)
+    fig, axes = plt.subplots(len(traces), 1, figsize=(12.5, 3.3 * len(traces) + 0.4),
+                             squeeze=False)
     for ax, (name, rows), title in zip(axes[:, 0], traces, titles):
         rows = [r for r in rows if r["array"] == array and r["block_x"] == 0 and r["step"] > 0]
         entries = max(r["index"] for r in rows) + 1
@@ -126,59 +151,76 @@ def tree_steps(traces, array, titles):
         ax.set_ylim(len(steps) - 0.5, -0.5)
         for y, s in enumerate(steps):
             at = [r for r in rows if r["step"] == s]
+            written = {r["index"] for r in at if r["rw"] == "W"}
             for r in at:
-                base = PALETTE[2 * (r["warp"] % 10)]
-                light = PALETTE[2 * (r["warp"] % 10) + 1]
-                if r["rw"] == "W":
+                strong = PALETTE[2 * (r["warp"] % 10)]
+                pale = PALETTE[2 * (r["warp"] % 10) + 1]
+                if r["rw"] == "W" or r["index"] not in written:
                     ax.add_patch(Rectangle((r["index"] - 0.5, y - 0.42), 1, 0.84,
-                                           facecolor=base, edgecolor="none"))
-                elif not any(w["rw"] == "W" and w["index"] == r["index"] for w in at):
-                    ax.add_patch(Rectangle((r["index"] - 0.5, y - 0.42), 1, 0.84,
-                                           facecolor=light, edgecolor="none", hatch="////"))
+                                           facecolor=strong if r["rw"] == "W" else pale,
+                                           edgecolor="none"))
             threads = {r["thread_x"] for r in at if r["rw"] == "W"}
             warps = {r["warp"] for r in at if r["rw"] == "W"}
-            ax.text(entries + 1, y, f"{len(threads)} threads in {len(warps)} warp"
-                    f"{'s' if len(warps) > 1 else ''}; banks: {ways.get(s, 0)}-way",
+            way = ways.get(s, 0)
+            ax.text(entries + 1, y, f"{len(threads)} thread{'s' if len(threads) > 1 else ''} "
+                    f"in {len(warps)} warp{'s' if len(warps) > 1 else ''}; "
+                    + ("no bank conflict" if way == 1 else f"{way}-way bank conflict"),
                     va="center", fontsize=8, clip_on=False)
         for w in range(0, entries + 1, 32):
             ax.axvline(w - 0.5, color="black", linewidth=0.8)
         ax.set_yticks(range(len(steps)), [f"step {s}" for s in steps], fontsize=8)
-        ax.set_xlabel(f"{array}[i]: the colour is the warp of the thread that adds into the "
-                      "entry (solid) and reads it (hatched); white: nobody", fontsize=8)
+        ax.set_xticks(range(0, entries, 16))
+        ax.tick_params(axis="x", labelsize=7)
         ax.set_title(title, fontsize=9, loc="left")
-    fig.tight_layout(rect=(0, 0, 0.83, 1))
+    axes[-1, 0].set_xlabel(
+        f"{array}[i]. Strong colour: the entry a thread adds into (it writes it); pale: the "
+        "entry it adds from (it only reads it); white: no thread touches it.\nThe colour is "
+        "the warp of the thread: blue warp 0, orange warp 1, green warp 2, red warp 3.",
+        fontsize=8)
+    fig.tight_layout(rect=(0, 0, 0.82, 1))
     return fig
 
 
-def warp_sectors(traces, arrays, titles):
-    """For each trace and array: warp 0 of block (0, 0) at step 0: lanes to sectors."""
-    fig, axes = plt.subplots(len(traces), len(arrays), figsize=(6.2 * len(arrays), 2.6 * len(traces)),
-                             squeeze=False)
-    for row, ((name, rows), title) in enumerate(zip(traces, titles)):
-        for col, array in enumerate(arrays):
-            ax = axes[row][col]
-            req = [r for r in rows if r["array"] == array and r["block_x"] == 0 and
-                   r["block_y"] == 0 and r["warp"] == 0 and r["step"] == 0 and r["rw"] == "R"]
-            secs = tracelib.sectors(req)
-            place = {s: k for k, s in enumerate(secs)}
-            width = 31.0
-            for k, s in enumerate(secs):
-                x = k * width / max(len(secs) - 1, 1) if len(secs) > 1 else width / 2
-                ax.add_patch(Rectangle((x - 0.45, -0.15), 0.9, 0.3, facecolor="#fdae61",
-                                       edgecolor="black", linewidth=0.5))
-            for r in req:
-                s = r["byte"] // tracelib.SECTOR
-                x = place[s] * width / max(len(secs) - 1, 1) if len(secs) > 1 else width / 2
-                ax.plot([r["lane"], x], [1, 0.15], color="#2b83ba", linewidth=0.7)
-                ax.plot([r["lane"]], [1], "o", color="#2b83ba", markersize=3)
-            ax.set_xlim(-1, 32)
-            ax.set_ylim(-0.5, 1.35)
-            ax.set_yticks([0, 1], ["sectors", "lanes"])
-            ax.set_xticks([0, 8, 16, 24, 31])
-            ax.set_title(f"{title}: {array}, warp 0 at k = 0: 32 lanes, {len(secs)} "
-                         f"sector{'s' if len(secs) > 1 else ''} of 32 bytes", fontsize=9)
-            for side in ("top", "right"):
-                ax.spines[side].set_visible(False)
+def warp_sectors(traces, panels, titles):
+    """One panel per (trace, array) of PANELS: warp 0 of block (0, 0) at step 0, its 32 lanes
+    and the 32-byte sectors their addresses fall into, each sector named by its elements."""
+    by_name = dict(traces)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 2.5 * len(panels)), squeeze=False)
+    for ax, (name, array), title in zip(axes[:, 0], panels, titles):
+        req = [r for r in by_name[name] if r["array"] == array and r["block_x"] == 0 and
+               r["block_y"] == 0 and r["warp"] == 0 and r["step"] == 0 and r["rw"] == "R"]
+        secs = tracelib.sectors(req)
+        width = 31.0
+        spot = {s: (k * width / (len(secs) - 1) if len(secs) > 1 else width / 2)
+                for k, s in enumerate(secs)}
+        box = min(0.9, width / max(len(secs), 1) * 0.9 * 1.0) if len(secs) > 1 else 2.0
+        for s in secs:
+            inside = sorted({r["index"] for r in req if r["byte"] // tracelib.SECTOR == s})
+            ax.add_patch(Rectangle((spot[s] - box / 2 if len(secs) <= 4 else spot[s] - 0.45,
+                                    -0.2), box if len(secs) <= 4 else 0.9, 0.4,
+                                   facecolor="#fdae61", edgecolor="black", linewidth=0.5))
+            label = (f"{array}[{inside[0]}]" if len(inside) == 1
+                     else f"{array}[{inside[0]}..{inside[-1]}]")
+            ax.text(spot[s], -0.32, label, ha="center", va="top", fontsize=6.5,
+                    rotation=90 if len(secs) > 4 else 0)
+        for r in req:
+            ax.plot([r["lane"], spot[r["byte"] // tracelib.SECTOR]], [1, 0.2], color="#2b83ba",
+                    linewidth=0.7)
+            ax.plot([r["lane"]], [1], "o", color="#2b83ba", markersize=3)
+        ax.set_xlim(-1, 32)
+        ax.set_ylim(-1.25 if len(secs) > 4 else -0.7, 1.3)
+        ax.set_yticks([0, 1], ["sectors\n(32 bytes)", "lanes"], fontsize=8)
+        ax.set_xticks(range(0, 32, 4), [f"lane {l}" for l in range(0, 32, 4)], fontsize=7)
+        ax.xaxis.set_ticks_position("top")
+        gap = ""
+        if len(secs) > 1 and len(secs) > 4:
+            gap = f", {(secs[1] - secs[0]) * tracelib.SECTOR} bytes apart"
+        ax.set_title(f"{title}: 32 lanes read {len({r['index'] for r in req})} "
+                     f"element{'s' if len({r['index'] for r in req}) > 1 else ''} in "
+                     f"{len(secs)} sector{'s' if len(secs) > 1 else ''}{gap}",
+                     fontsize=9, loc="left", pad=18)
+        for side in ("bottom", "right", "left"):
+            ax.spines[side].set_visible(False)
     fig.tight_layout()
     return fig
 
@@ -194,36 +236,52 @@ def tile_phases(traces, block, width, titles):
     for col in range(len(phases) + 1):
         for row, array in enumerate(("M", "N")):
             ax = axes[row][col]
-            image = [[1.0] * width for _ in range(width)]
+            image = [[(0.93, 0.93, 0.93)] * width for _ in range(width)]
             if col < len(phases):
+                colour = matplotlib.colors.to_rgb("#d7191c" if array == "M" else "#2c7bb6")
                 for r in mine:
                     if r["array"] == array and r["step"] == phases[col]:
-                        image[r["index"] // width][r["index"] % width] = 0.35 if array == "M" else 0.7
-                ax.set_title(f"phase {phases[col]}: {array} read into {array}s", fontsize=9)
+                        image[r["index"] // width][r["index"] % width] = colour
+                ax.set_title(f"phase {phases[col]}: the block copies these {array} into "
+                             f"{array}s", fontsize=9)
             else:
                 if row == 0:
                     for i in p_cells:
-                        image[i // width][i % width] = 0.1
-                    ax.set_title(f"P: the elements block {tuple(block)} writes", fontsize=9)
+                        image[i // width][i % width] = matplotlib.colors.to_rgb("#1a9641")
+                    ax.set_title(f"P: the {len(p_cells)} elements block {tuple(block)} writes",
+                                 fontsize=9)
                 else:
                     ax.axis("off")
                     continue
-            ax.imshow(image, cmap="tab20c", vmin=0, vmax=1, interpolation="nearest")
+            ax.imshow(image, interpolation="nearest")
+            rows_p = sorted({i // width for i in p_cells})
+            cols_p = sorted({i % width for i in p_cells})
+            if array == "M" and rows_p:  # the block's rows of P need these rows of M
+                ax.add_patch(Rectangle((-0.5, rows_p[0] - 0.5), width, len(rows_p),
+                                       fill=False, edgecolor="black", linestyle="--"))
+            if array == "N" and cols_p:  # ... and these columns of N
+                ax.add_patch(Rectangle((cols_p[0] - 0.5, -0.5), len(cols_p), width,
+                                       fill=False, edgecolor="black", linestyle="--"))
             ax.set_xticks(range(0, width, 8))
             ax.set_yticks(range(0, width, 8))
             ax.tick_params(labelsize=7)
             ax.set_xlabel("column", fontsize=8)
             ax.set_ylabel("row", fontsize=8)
-    fig.suptitle(titles[0], fontsize=10)
+    fig.suptitle(titles[0] + "\ndashed: the rows of M and the columns of N that the block's "
+                 "tile of P needs", fontsize=9.5)
     fig.tight_layout()
     return fig
 
 
-def lane_steps(traces, array, titles):
+def lane_steps(traces, array, titles, global_traces=()):
     """One panel per trace: warp 0 of block (0, 0); rows = lanes, columns = steps; each cell
-    the element the lane reads, coloured by it."""
-    fig, axes = plt.subplots(1, len(traces), figsize=(4.6 * len(traces), 6.4), squeeze=False)
-    for ax, (name, rows), title in zip(axes[0], traces, titles):
+    the element the lane reads, coloured by it. GLOBAL_TRACES (the same runs with the array in
+    global memory, one per panel, at the end of TRACES) add their sectors per warp step."""
+    shown = traces[:len(traces) - len(global_traces)]
+    global_of = {f"{shown[k][0]}@global": traces[len(shown) + k][1]
+                 for k in range(len(global_traces))}
+    fig, axes = plt.subplots(1, len(shown), figsize=(5.4 * len(shown), 6.6), squeeze=False)
+    for ax, (name, rows), title in zip(axes[0], shown, titles):
         req = [r for r in rows if r["array"] == array and r["block_x"] == 0 and
                r["block_y"] == 0 and r["warp"] == 0 and r["rw"] == "R"]
         steps = sorted({r["step"] for r in req})
@@ -240,8 +298,15 @@ def lane_steps(traces, array, titles):
         ax.set_xlabel("step k of the loop over the spheres", fontsize=8)
         ax.set_ylabel("lane of warp 0", fontsize=8)
         per_step = sorted({len({r["index"] for r in req if r["step"] == s}) for s in steps})
-        ax.set_title(f"{title}\n{'/'.join(map(str, per_step))} different "
-                     f"{array}[i] per warp step", fontsize=9)
+        line = f"{' or '.join(map(str, per_step))} different {array}[i] per warp step"
+        if (name + "@global") in global_of:
+            grows = global_of[name + "@global"]
+            greq = tracelib.requests([r for r in grows if r["block_x"] == 0 and
+                                      r["block_y"] == 0 and r["warp"] == 0], array)
+            secs = sorted({len(tracelib.sectors(q)) for q in greq.values()})
+            line += (f"\nthe same loop in ray_noconst (spheres in global memory):\n"
+                     f"{' or '.join(map(str, secs))} sectors of 32 bytes per warp step")
+        ax.set_title(f"{title}\n{line}", fontsize=8.5)
     fig.tight_layout()
     return fig
 
@@ -270,10 +335,118 @@ def owner_map(traces, array, width, block, threads, titles):
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     ax.set_xlabel(f"column of {array}", fontsize=8)
     ax.set_ylabel(f"row of {array}", fontsize=8)
-    ax.set_title(titles[0], fontsize=9, loc="left")
+    first = [r for r in mine if r["thread_x"] == threads[0]]
+    rows_t = sorted({r["index"] // width for r in first})
+    cols_t = sorted({r["index"] % width for r in first})
+    ax.set_title(f"{titles[0]}\nthread {threads[0]} writes {len(first)} elements: rows "
+                 f"{_runs(rows_t)} x columns {_runs(cols_t)}", fontsize=9, loc="left")
     fig.tight_layout()
     return fig
 
 
-KINDS = {"owner_map": owner_map, "lane_steps": lane_steps, "index_map": index_map, "pass_map": pass_map, "tree_steps": tree_steps,
+def _runs(values):
+    """[0, 1, 2, 3, 32, 33] -> '0-3 and 32-33'."""
+    out, start = [], values[0]
+    for a, b in zip(values, values[1:] + [None]):
+        if b != a + 1:
+            out.append(f"{start}-{a}" if a != start else f"{a}")
+            start = b
+    return " and ".join(out)
+
+
+def shuffle_rounds(traces, array, block, warp, titles):
+    """Rows = rounds; a line from lane j (above) to lane i (below) where lane i received lane
+    j's value; in red the lines whose values end in lane 0."""
+    name, rows = traces[0]
+    got = {}
+    for r in rows:
+        if r["array"] == array and r["block_x"] == block and r["warp"] == warp:
+            got[(r["step"], r["lane"])] = r["index"]
+    rounds = sorted({s for s, _ in got})
+    fig, ax = plt.subplots(figsize=(12, 1.2 * len(rounds) + 1.6))
+    needed = {0}  # the lanes whose value reaches lane 0, from the last round up
+    chains = {}
+    for k in reversed(rounds):
+        chains[k] = {l for l in needed} | {got[(k, l)] for l in needed}
+        needed = chains[k]
+    for y, k in enumerate(rounds):
+        offset = None
+        for lane in range(32):
+            j = got.get((k, lane))
+            if j is None:
+                continue
+            if j != lane and offset is None:
+                offset = j - lane
+            red = lane in (chains[rounds[y + 1]] if y + 1 < len(rounds) else {0})
+            colour, width, z = ("#d7191c", 1.6, 3) if red else ("#bbbbbb", 0.7, 1)
+            if j != lane:
+                ax.plot([j, lane], [y, y + 1], color=colour, linewidth=width, zorder=z)
+            ax.plot([lane, lane], [y, y + 1], color=colour, linewidth=width * 0.6, zorder=z,
+                    linestyle=":")
+        ax.text(32.2, y + 0.5, f"round {k}: offset {offset}" if offset else f"round {k}",
+                va="center", fontsize=8, clip_on=False)
+    for y in range(len(rounds) + 1):
+        ax.plot(range(32), [y] * 32, "o", color="#2b83ba", markersize=3, zorder=4)
+    ax.set_xlim(-0.7, 31.7)
+    ax.set_ylim(len(rounds) + 0.3, -0.3)
+    ax.set_xticks(range(0, 32, 2), [str(l) for l in range(0, 32, 2)], fontsize=7)
+    ax.set_xlabel("lane. Solid line: lane j's value added into lane i; dotted: a lane keeps "
+                  "its own value. Red: the values that end in lane 0 (the warp's sum).",
+                  fontsize=8)
+    ax.set_yticks([])
+    ax.set_title(titles[0], fontsize=9, loc="left")
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
+    return fig
+
+
+def halo(traces, shared, source, block, titles, show=10):
+    """BLOCK's shared array SHARED: the first and last SHOW slots, each with the element of
+    SOURCE read just before writing it and the thread that did both; and the slots thread 0
+    and the block's last thread read for their stencils."""
+    name, rows = traces[0]
+    mine = [r for r in rows if r["block_x"] == block]
+    slots = max(r["index"] for r in mine if r["array"] == shared) + 1
+    loaded = {}
+    last_read = {}
+    for r in mine:  # each thread's own order: a read of SOURCE, then the write of the slot
+        key = (r["thread_x"],)
+        if r["array"] == source and r["rw"] == "R":
+            last_read[key] = r["index"]
+        if r["array"] == shared and r["rw"] == "W" and r["step"] == 0:
+            loaded[r["index"]] = (r["thread_x"], last_read.pop(key, None))
+    threads = max(r["thread_x"] for r in mine) + 1
+    picked = [0, threads - 1]
+    reads = {t: sorted(r["index"] for r in mine if r["array"] == shared and r["rw"] == "R"
+                       and r["thread_x"] == t) for t in picked}
+    shown = list(range(show)) + list(range(slots - show, slots))
+    fig, ax = plt.subplots(figsize=(15.5, 3.4))
+    for x, slot in enumerate(shown):
+        xx = x + (1 if slot >= show else 0)
+        t, g = loaded.get(slot, (None, None))
+        halo_slot = t is not None and (slot < 3 or slot >= slots - 3)
+        colour = "#fdae61" if halo_slot else "#abd9e9"
+        ax.add_patch(Rectangle((xx, 1), 0.94, 0.9, facecolor=colour, edgecolor="black",
+                               linewidth=0.6))
+        ax.text(xx + 0.47, 1.2, f"{shared}[{slot}]", ha="center", fontsize=6.5)
+        ax.text(xx + 0.47, 1.5, f"{source}[{g}]" if g is not None else "0 (outside)",
+                ha="center", fontsize=6.5)
+        ax.text(xx + 0.47, 1.78, f"thread {t}" if t is not None else "", ha="center",
+                fontsize=6.5)
+        for k, tt in enumerate(picked):
+            if slot in reads[tt]:
+                ax.add_patch(Rectangle((xx + 0.1, 0.45 - 0.35 * k), 0.74, 0.25,
+                                       facecolor=PALETTE[6 + 2 * k], edgecolor="none"))
+    ax.text(show + 0.47, 1.45, "…", ha="center", fontsize=14)
+    for k, tt in enumerate(picked):
+        ax.text(-0.2, 0.57 - 0.35 * k, f"thread {tt} reads", ha="right", va="center", fontsize=8)
+    ax.set_xlim(-2.2, len(shown) + 1.2)
+    ax.set_ylim(2.1, -0.1)
+    ax.axis("off")
+    ax.set_title(titles[0] + "\norange: the halo, loaded by the block's first threads as well "
+                 "as their own element; blue: each thread's own element", fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+KINDS = {"shuffle_rounds": shuffle_rounds, "halo": halo, "owner_map": owner_map, "lane_steps": lane_steps, "index_map": index_map, "pass_map": pass_map, "tree_steps": tree_steps,
          "warp_sectors": warp_sectors, "tile_phases": tile_phases}
