@@ -35,6 +35,9 @@ written and, where it says so, only in the sentence it names. The results are ne
 a measured number is written by a generated block, so one typed by hand fails the check every
 time, however close it is to a measured value.
 
+The pictures drawn from traces of the kernels (results/traces/, scripts/trace.py) are checked
+too: each must have been drawn from its traces as they are now.
+
 Refreshing everything on a GPU is one command: tools/refresh_docs.sh (docs/README.md).
 The check also holds every exercise of tests/exercises/ against its record (side/exercises.json
 of the results run): an observation that the record does not show fails it.
@@ -206,6 +209,21 @@ def check_numbers(results=None, paths=None):
 
 
 # ---- import a tour's results folder --------------------------------------------------------
+def check_trace_pictures(results=DEFAULT_RESULTS):
+    """The pictures drawn from traces (results/traces/, tools/trace/pictures.py): each one drawn
+    from its traces as they are now (scripts/trace.py draw redraws them)."""
+    sys.path.insert(0, os.path.join(ROOT, "tools", "trace"))
+    import pictures
+    import tracelib
+    folder = os.path.join(results, "traces")
+    if not os.path.isdir(folder):
+        return 0
+    stale = tracelib.stale_pictures(folder, pictures.PICTURES)
+    for s in stale:
+        print(f"docs: {os.path.relpath(folder, ROOT)}/{s}", file=sys.stderr)
+    return 1 if stale else 0
+
+
 def import_run(run, results):
     """Copies a tour's results.json, logs and plots into the committed results folder, and draws
     the plots again with this checkout's scripts/plot_results.py."""
@@ -227,6 +245,11 @@ def import_run(run, results):
     os.makedirs(kept)
     if os.path.isdir(side) and not os.path.isdir(os.path.join(run, "side")):
         shutil.move(side, os.path.join(kept, "side"))
+    # traces/ (scripts/trace.py record: the kernels' traces and the pictures drawn from them)
+    # is not made by the tour: it is kept too.
+    traces = os.path.join(results, "traces")
+    if os.path.isdir(traces):
+        shutil.move(traces, os.path.join(kept, "traces"))
     for table in glob.glob(os.path.join(results, "*.md")):
         name = os.path.basename(table)
         if name != "summary.md" and not os.path.exists(os.path.join(run, name)):
@@ -320,7 +343,8 @@ def main():
         return 2
     numbers = check_numbers(opts.results)
     exercises = check_exercises(opts.results)
-    return 1 if code or numbers or exercises else 0
+    traces = check_trace_pictures(opts.results)
+    return 1 if code or numbers or exercises or traces else 0
 
 
 def check_exercises(results):

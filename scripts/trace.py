@@ -38,7 +38,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -240,28 +239,6 @@ def report_lessons(results):
 
 # ---- the pictures ------------------------------------------------------------------------------
 
-def png_texts(path):
-    """The PNG's tEXt fields, {key: value}."""
-    data = Path(path).read_bytes()
-    texts, at = {}, 8
-    while at + 8 <= len(data):
-        length = int.from_bytes(data[at:at + 4], "big")
-        kind = data[at + 4:at + 8]
-        body = data[at + 8:at + 8 + length]
-        if kind == b"tEXt":
-            key, _, value = body.partition(b"\0")
-            texts[key.decode("latin-1")] = value.decode("latin-1")
-        elif kind == b"zTXt":
-            key, _, rest = body.partition(b"\0")
-            texts[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
-        at += 12 + length
-    return texts
-
-
-def stamp(names, folder):
-    return " ".join(f"{n}={tracelib.digest(Path(folder) / (n + '.csv.gz'))}" for n in names)
-
-
 def draw_one(kind, traces, kwargs, titles, png, source=None):
     import draw
     fig = draw.KINDS[kind](traces, titles=titles, **kwargs)
@@ -278,31 +255,15 @@ def cmd_draw(folder):
     for p in pictures.PICTURES:
         traces = [(n, tracelib.load(folder / f"{n}.csv.gz")) for n in p["traces"]]
         draw_one(p["kind"], traces, p.get("args", {}), p["titles"], folder / p["png"],
-                 stamp(p["traces"], folder))
+                 tracelib.stamp(p["traces"], folder))
         print(f"trace: drew {folder / p['png']}")
     return EXIT_OK
-
-
-def stale_pictures(folder):
-    """The pictures whose traces changed since they were drawn (or that are missing)."""
-    folder = Path(folder)
-    stale = []
-    for p in pictures.PICTURES:
-        png = folder / p["png"]
-        missing = [n for n in p["traces"] if not (folder / f"{n}.csv.gz").exists()]
-        if missing:
-            stale.append(f"{p['png']}: no trace {', '.join(missing)}")
-        elif not png.exists():
-            stale.append(f"{p['png']}: missing (scripts/trace.py draw)")
-        elif png_texts(png).get("Description", "").split("traces: ")[-1] != stamp(p["traces"], folder):
-            stale.append(f"{p['png']}: its traces changed since it was drawn (scripts/trace.py draw)")
-    return stale
 
 
 def cmd_check(folder):
     print("trace: the lessons the committed traces prove")
     bad = report_lessons(lesson_results(folder))
-    stale = stale_pictures(folder)
+    stale = tracelib.stale_pictures(folder, pictures.PICTURES)
     for s in stale:
         print(f"  STALE      {s}")
     print(f"trace: {bad} lesson(s) wrong, {len(stale)} picture(s) stale")

@@ -16,7 +16,9 @@ import csv
 import gzip
 import hashlib
 import io
+import zlib
 from collections import defaultdict
+from pathlib import Path
 
 SECTOR = 32
 BANKS = 32
@@ -188,3 +190,47 @@ def check_elements_per_request(rows, array, expected):
 
 CHECKS = {"elements_per_request": check_elements_per_request, "written_once": check_written_once, "sectors": check_sectors,
           "no_bank_conflicts": check_no_bank_conflicts, "packed_warps": check_packed_warps}
+
+
+# ---- the pictures and their traces ------------------------------------------------------------
+# A picture keeps the sha256 of each trace it was drawn from in its PNG Description field
+# ("drawn by scripts/trace.py from traces: NAME=SHA256 ..."); scripts/docs.py check fails
+# when a trace changed without its picture.
+
+
+def png_texts(path):
+    """The PNG's tEXt fields, {key: value}."""
+    data = Path(path).read_bytes()
+    texts, at = {}, 8
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = data[at + 4:at + 8]
+        body = data[at + 8:at + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            texts[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\0")
+            texts[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+        at += 12 + length
+    return texts
+
+
+def stamp(names, folder):
+    return " ".join(f"{n}={digest(Path(folder) / (n + '.csv.gz'))}" for n in names)
+
+
+def stale_pictures(folder, pictures):
+    """The pictures whose traces changed since they were drawn (or that are missing)."""
+    folder = Path(folder)
+    stale = []
+    for p in pictures:
+        png = folder / p["png"]
+        missing = [n for n in p["traces"] if not (folder / f"{n}.csv.gz").exists()]
+        if missing:
+            stale.append(f"{p['png']}: no trace {', '.join(missing)}")
+        elif not png.exists():
+            stale.append(f"{p['png']}: missing (scripts/trace.py draw)")
+        elif png_texts(png).get("Description", "").split("traces: ")[-1] != stamp(p["traces"], folder):
+            stale.append(f"{p['png']}: its traces changed since it was drawn (scripts/trace.py draw)")
+    return stale
