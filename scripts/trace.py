@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Which thread touches which element: a trace of a program's own kernel, and its picture.
 
-    scripts/trace.py PROGRAM [--out DIR] [-- ARGS...]
+    scripts/trace.py PROGRAM [--out DIR] [--plant MUTANT] [-- ARGS...]
         records every memory access of PROGRAM's kernel (one launch) at the size ARGS give
-        (default: the first `run:` line of its trace patch), on the GPU, and draws it:
+        (default: the first `run:` line of its trace patch), on the GPU, prints a summary
+        (accesses per array; sectors or bank passes per warp request) and draws it:
         DIR/PROGRAM.csv (one row per access) and DIR/PROGRAM.png (default DIR: trace-out/).
-        Programs with a trace patch: VA-GPU-11, VA-GPU-N1, VA-GPU-NN, reduction, stencil_1d,
-        MM-GPU-GM, MM-GPU-SM, ray, ray_noconst. Example: scripts/trace.py VA-GPU-NN -- --n 24 --blocks 3 --threads 4
+        --plant applies a planted bug of tests/mutants/ first. Programs with a trace patch:
+        VA-GPU-11, VA-GPU-N1, VA-GPU-NN, reduction, Dot-SM-Warp, stencil_1d, MM-GPU-GM,
+        MM-GPU-SM, MM-GPU-RT, ray, ray_noconst. Example:
+            scripts/trace.py VA-GPU-NN -- --n 24 --blocks 3 --threads 4
 
     scripts/trace.py list                       the traces, their checks and the pictures
     scripts/trace.py record DIR [NAME...]       (GPU) the handouts' traces, DIR/NAME.csv.gz
@@ -59,9 +62,11 @@ STUDENT_PICTURE = {
     "VA-GPU-N1": ("index_map", {"array": "c", "columns": 10}),
     "VA-GPU-NN": ("index_map", {"array": "c", "columns": 10}),
     "reduction": ("tree_steps", {"array": "cache"}),
-    "stencil_1d": ("index_map", {"array": "out", "columns": 16}),
+    "stencil_1d": ("halo", {"shared": "temp", "source": "in", "block": -1}),
     "MM-GPU-GM": ("warp_sectors", {"panels": [["MM-GPU-GM", "M"], ["MM-GPU-GM", "N"]]}),
     "MM-GPU-SM": ("tile_phases", {"block": (0, 0)}),
+    "MM-GPU-RT": ("owner_map", {"array": "P", "block": (0, 0), "threads": [0, 1]}),
+    "Dot-SM-Warp": ("shuffle_rounds", {"array": "v", "block": 0, "warp": 0}),
     "ray": ("lane_steps", {"array": "s"}),
     "ray_noconst": ("lane_steps", {"array": "s"}),
 }
@@ -290,7 +295,7 @@ def cmd_list():
     return EXIT_OK
 
 
-def cmd_program(program, args, out, arch):
+def cmd_program(program, args, out, arch, plant=None):
     patch = patch_of(program)
     m = parse_patch(patch)
     args = " ".join(shlex.quote(a) for a in args) if args else (m["runs"] or [""])[0]
@@ -299,9 +304,9 @@ def cmd_program(program, args, out, arch):
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="trace-") as work:
         try:
-            exe = build(patch, None, work, arch)
+            exe = build(patch, plant, work, arch)
             csv_path = out / f"{program}.csv"
-            output = run_traced(exe, args, csv_path)
+            output = run_traced(exe, args, csv_path, bug=bool(plant))
         except ProgramFailed as e:
             print(f"trace: the traced program exited {e.args[1]}:\n{e.args[0]}", file=sys.stderr)
             return EXIT_FAILED
@@ -312,7 +317,7 @@ def cmd_program(program, args, out, arch):
     rows = tracelib.load(csv_path)
     summary(rows)
     kind, kwargs = STUDENT_PICTURE[program]
-    if kind == "tile_phases":
+    if kind in ("tile_phases", "owner_map"):  # the matrices' width, from P's last element
         kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
     png = out / f"{program}.png"
     draw_one(kind, [(program, rows)], kwargs, [f"{program} {args}"] * 2, png)
@@ -326,12 +331,18 @@ def summary(rows):
     for array, space, rw in arrays:
         mine = [r for r in rows if (r["array"], r["space"], r["rw"]) == (array, space, rw)]
         reqs = [q for q in tracelib.requests(mine).values()]
-        if space == "global":
-            counts = sorted({len(tracelib.sectors(q)) for q in reqs})
-            detail = f"sectors per warp request: {', '.join(map(str, counts))}"
-        else:
+        if space == "shared":
             counts = sorted({tracelib.bank_ways(q) for q in reqs})
             detail = f"bank passes per warp request: {', '.join(map(str, counts))}"
+        elif space == "register":
+            counts = sorted({len({r["index"] for r in q}) for q in reqs})
+            detail = f"lanes read from per shuffle: {', '.join(map(str, counts))}"
+        else:  # global, constant: the 32-byte sectors, and the different addresses
+            counts = sorted({len(tracelib.sectors(q)) for q in reqs})
+            detail = f"sectors per warp request: {', '.join(map(str, counts))}"
+            if space == "constant":
+                counts = sorted({len({r["byte"] for r in q}) for q in reqs})
+                detail += f"; different addresses: {', '.join(map(str, counts))}"
         print(f"  {array:8} {space:6} {'read' if rw == 'R' else 'write':5} {len(mine):7} "
               f"accesses, {len(reqs)} warp requests; {detail}")
 
@@ -347,8 +358,10 @@ def main():
         parser.add_argument("program")
         parser.add_argument("--out", default="trace-out")
         parser.add_argument("--arch", default=os.environ.get("CUDAARCHS", "native"))
+        parser.add_argument("--plant", help="a planted bug of tests/mutants/ to apply first, "
+                            "e.g. ch02_vector_add/VA-GPU-NN.document_block_index.mutant")
         opts = parser.parse_args(ours)
-        return cmd_program(opts.program, theirs, opts.out, opts.arch)
+        return cmd_program(opts.program, theirs, opts.out, opts.arch, opts.plant)
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["list", "record", "draw", "check", "test"])

@@ -404,6 +404,8 @@ def halo(traces, shared, source, block, titles, show=10):
     SOURCE read just before writing it and the thread that did both; and the slots thread 0
     and the block's last thread read for their stencils."""
     name, rows = traces[0]
+    if block < 0:  # counted from the end: -1 is the last block
+        block = max(r["block_x"] for r in rows) + 1 + block
     mine = [r for r in rows if r["block_x"] == block]
     slots = max(r["index"] for r in mine if r["array"] == shared) + 1
     loaded = {}
@@ -414,8 +416,8 @@ def halo(traces, shared, source, block, titles, show=10):
             last_read[key] = r["index"]
         if r["array"] == shared and r["rw"] == "W" and r["step"] == 0:
             loaded[r["index"]] = (r["thread_x"], last_read.pop(key, None))
-    threads = max(r["thread_x"] for r in mine) + 1
-    picked = [0, threads - 1]
+    readers = [r["thread_x"] for r in mine if r["array"] == shared and r["rw"] == "R"]
+    picked = [min(readers), max(readers)]  # the first and the last thread with a stencil
     reads = {t: sorted(r["index"] for r in mine if r["array"] == shared and r["rw"] == "R"
                        and r["thread_x"] == t) for t in picked}
     shown = list(range(show)) + list(range(slots - show, slots))
@@ -442,7 +444,7 @@ def halo(traces, shared, source, block, titles, show=10):
     ax.set_xlim(-2.2, len(shown) + 1.2)
     ax.set_ylim(2.1, -0.1)
     ax.axis("off")
-    ax.set_title(titles[0] + "\norange: the halo, loaded by the block's first threads as well "
+    ax.set_title(titles[0] + f" (block {block})\norange: the halo, loaded by the block's first threads as well "
                  "as their own element; blue: each thread's own element", fontsize=9, loc="left")
     fig.tight_layout()
     return fig
