@@ -10,12 +10,12 @@
 //
 // A record: the block and thread, the array's name, the element's index, the byte address
 // (global and constant memory: from the 256-byte boundary at or below the array's first
-// element; shared memory: the offset in the block's shared memory, which gives the bank), read or write, the step the patch passes, and the
-// source line of the call (one line, one instruction of the kernel: a warp's lanes at the
-// same line and step make one request). The device keeps them in one array, filled through
-// one atomic counter; trace_end() writes them to the CSV file named by $TRACE_CSV (default
-// trace.csv), sorted by block, thread and the thread's own order, so the file does not
-// depend on how the GPU interleaved the threads.
+// element; shared memory: the offset in the block's shared memory, which gives the bank), read or
+// write, the step the patch passes, and the source line of the call (one line, one instruction of
+// the kernel: a warp's lanes at the same line and step make one request). The device keeps them in
+// one array, filled through one atomic counter; trace_end() writes them to the CSV file named by
+// $TRACE_CSV (default trace.csv), sorted by block, thread and the thread's own order, so the file
+// does not depend on how the GPU interleaved the threads.
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -32,16 +32,16 @@ struct TraceRecord {
     int block_x, block_y, thread_x, thread_y, warp, lane;
     int step, line, size;  // the patch's step, the call's source line, the element's bytes
     char array[14];
-    char rw;      // 'R' or 'W'
-    char space;   // 's' shared, 'c' constant, 'g' global
+    char rw;     // 'R' or 'W'
+    char space;  // 's' shared, 'c' constant, 'g' global
 };
 
 __device__ TraceRecord* trace_records = nullptr;  // null: not recording
 __device__ unsigned long long trace_count = 0;
 __device__ unsigned long long trace_capacity = 0;
 __device__ int trace_steps = 0x7fffffff;  // $TRACE_STEPS: record steps 0 .. TRACE_STEPS-1 only
-__device__ char trace_only = 0;             // $TRACE_ONLY=W: record the writes only
-__device__ long long trace_sample = 1;      // $TRACE_SAMPLE=S: only elements whose index % S == 0
+__device__ char trace_only = 0;           // $TRACE_ONLY=W: record the writes only
+__device__ long long trace_sample = 1;    // $TRACE_SAMPLE=S: only elements whose index % S == 0
 
 __device__ void trace_access(const char* array, const void* p, long long index, int size, char rw,
                              int step, int line) {
@@ -138,8 +138,8 @@ inline void trace_end() {
         std::exit(1);
     }
     std::vector<TraceRecord> r(count);
-    HANDLE_ERROR(cudaMemcpy(r.data(), trace_buffer, count * sizeof(TraceRecord),
-                            cudaMemcpyDeviceToHost));
+    HANDLE_ERROR(
+        cudaMemcpy(r.data(), trace_buffer, count * sizeof(TraceRecord), cudaMemcpyDeviceToHost));
     HANDLE_ERROR(cudaFree(trace_buffer));
     trace_buffer = nullptr;
     std::sort(r.begin(), r.end(), [](const TraceRecord& a, const TraceRecord& b) {
@@ -155,7 +155,9 @@ inline void trace_end() {
         std::fprintf(stderr, "trace: cannot write %s\n", path);
         std::exit(1);
     }
-    std::fprintf(f, "block_x,block_y,thread_x,thread_y,warp,lane,line,step,array,space,rw,index,byte,size\n");
+    std::fprintf(
+        f,
+        "block_x,block_y,thread_x,thread_y,warp,lane,line,step,array,space,rw,index,byte,size\n");
     for (const TraceRecord& a : r) {
         // Global memory: the byte's offset from the 256-byte boundary at or below the array's
         // element 0 (cudaMalloc aligns to 256), so sectors and lines keep their real borders
@@ -166,7 +168,8 @@ inline void trace_end() {
             byte = a.address - (first & ~255ULL);
         }
         std::fprintf(f, "%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%c,%lld,%llu,%d\n", a.block_x, a.block_y,
-                     a.thread_x, a.thread_y, a.warp, a.lane, a.line, a.step, a.array, a.space == 's'   ? "shared"
+                     a.thread_x, a.thread_y, a.warp, a.lane, a.line, a.step, a.array,
+                     a.space == 's'   ? "shared"
                      : a.space == 'c' ? "constant"
                      : a.space == 'r' ? "register"
                                       : "global",
