@@ -363,6 +363,12 @@ def shuffle_rounds(traces, array, block, warp, titles):
         if r["array"] == array and r["block_x"] == block and r["warp"] == warp:
             got[(r["step"], r["lane"])] = r["index"]
     rounds = sorted({s for s, _ in got})
+    offsets = [next((j - l for (k, l), j in got.items() if k == r and j != l), None)
+               for r in rounds]
+    for i in range(1, len(rounds)):  # the offset grows again: a second warp_sum, drawn no more
+        if offsets[i] and offsets[i - 1] and offsets[i] > offsets[i - 1]:
+            rounds = rounds[:i]
+            break
     fig, ax = plt.subplots(figsize=(12, 1.2 * len(rounds) + 1.6))
     needed = {0}  # the lanes whose value reaches lane 0, from the last round up
     chains = {}
