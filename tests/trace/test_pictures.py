@@ -2,7 +2,8 @@
 """The check that keeps the trace pictures honest can fail: with the committed traces and
 pictures it finds nothing stale; after one trace changes (a row added, as a new recording
 would), exactly the pictures drawn from that trace are stale; after a picture is removed,
-that picture is reported missing. No GPU, no matplotlib (the pictures are only read)."""
+that picture is reported missing. And every picture is shown in a handout. No GPU, no
+matplotlib (the pictures are only read)."""
 import gzip
 import os
 import shutil
@@ -42,6 +43,10 @@ def main():
         found = tracelib.stale_pictures(copy, pictures.PICTURES)
         if len(found) != 1 or "missing" not in found[0]:
             failures.append(f"a removed picture: {found}")
+    handouts = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    for p in pictures.PICTURES:  # each picture is shown where a handout explains it
+        if f"runs/h200/traces/{p['png']}" not in handouts:
+            failures.append(f"{p['png']} is in no handout (docs/*.md)")
     for f in failures:
         print(f"FAIL: {f}")
     print("trace pictures: " + ("ok" if not failures else f"{len(failures)} failure(s)"))
