@@ -17,6 +17,7 @@
     lane_steps    one warp: the element each lane reads at each step of its loop
 Each returns the figure; the caller saves it.
 """
+import textwrap
 from collections import defaultdict
 
 import matplotlib
@@ -92,7 +93,9 @@ def index_map(traces, array, columns, titles):
                for r in writes for a in sorted({q["array"] for q in rows if q["rw"] == "R"}))
     note = (f"Each box is one element {array}[i], named by the thread that wrote it"
             + (" (the same thread read a[i] and b[i] just before)." if same and readers else "."))
-    fig.suptitle(titles[0] + "\n" + note, fontsize=9.5, x=0.01, ha="left")
+    width = int(fig.get_size_inches()[0] * 13)  # characters of 9.5-point text a line holds
+    fig.suptitle("\n".join(textwrap.wrap(titles[0], width) + textwrap.wrap(note, width)),
+                 fontsize=9.5, x=0.01, ha="left")
     fig.tight_layout()
     return fig
 
