@@ -35,7 +35,7 @@ written and, where it says so, only in the sentence it names. The results are ne
 a measured number is written by a generated block, so one typed by hand fails the check every
 time, however close it is to a measured value.
 
-The pictures drawn from traces of the kernels (results/traces/, scripts/trace.py) are checked
+The pictures drawn from traces of the kernels (results/traces/, scripts/trace_kernel.py) are checked
 too: each must have been drawn from its traces as they are now.
 
 Refreshing everything on a GPU is one command: tools/refresh_docs.sh (docs/README.md).
@@ -211,7 +211,7 @@ def check_numbers(results=None, paths=None):
 # ---- import a tour's results folder --------------------------------------------------------
 def check_trace_pictures(results=DEFAULT_RESULTS):
     """The pictures drawn from traces (results/traces/, tools/trace/pictures.py): each one drawn
-    from its traces as they are now (scripts/trace.py draw redraws them)."""
+    from its traces as they are now (scripts/trace_kernel.py draw redraws them)."""
     sys.path.insert(0, os.path.join(ROOT, "tools", "trace"))
     import pictures
     import tracelib
@@ -245,7 +245,7 @@ def import_run(run, results):
     os.makedirs(kept)
     if os.path.isdir(side) and not os.path.isdir(os.path.join(run, "side")):
         shutil.move(side, os.path.join(kept, "side"))
-    # traces/ (scripts/trace.py record: the kernels' traces and the pictures drawn from them)
+    # traces/ (scripts/trace_kernel.py record: the kernels' traces and the pictures drawn from them)
     # is not made by the tour: it is kept too.
     traces = os.path.join(results, "traces")
     if os.path.isdir(traces):

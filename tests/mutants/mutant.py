@@ -158,7 +158,7 @@ SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".c", ".inc")
 
 def patched_text(m, text=None):
     """The patched file's text (of TEXT, when given, in place of the source's: a trace patch
-    goes on top of a planted bug, scripts/trace.py); raises MutantError when a find block does
+    goes on top of a planted bug, scripts/trace_kernel.py); raises MutantError when a find block does
     not match once."""
     original = REPO / m["source"]
     if text is None and not original.is_file():

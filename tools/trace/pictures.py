@@ -2,7 +2,7 @@
 
 TRACES: name -> how the GPU run makes it: the trace patch (tools/trace/patches/), a planted bug
 from tests/mutants/ applied first where one is named, the program's command line and the
-recorder's settings (trace.cuh: TRACE_STEPS, TRACE_ONLY). scripts/trace.py record makes them all.
+recorder's settings (trace.cuh: TRACE_STEPS, TRACE_ONLY). scripts/trace_kernel.py record makes them all.
 
 CHECKS: name -> the lessons the trace proves, each (check, arguments, expected): tracelib's
 check must come out EXPECTED (True: the lesson holds; False: the planted bug or the slow

@@ -194,7 +194,7 @@ CHECKS = {"elements_per_request": check_elements_per_request, "written_once": ch
 
 # ---- the pictures and their traces ------------------------------------------------------------
 # A picture keeps the sha256 of each trace it was drawn from in its PNG Description field
-# ("drawn by scripts/trace.py from traces: NAME=SHA256 ..."); scripts/docs.py check fails
+# ("drawn by scripts/trace_kernel.py from traces: NAME=SHA256 ..."); scripts/docs.py check fails
 # when a trace changed without its picture.
 
 
@@ -230,7 +230,7 @@ def stale_pictures(folder, pictures):
         if missing:
             stale.append(f"{p['png']}: no trace {', '.join(missing)}")
         elif not png.exists():
-            stale.append(f"{p['png']}: missing (scripts/trace.py draw)")
+            stale.append(f"{p['png']}: missing (scripts/trace_kernel.py draw)")
         elif png_texts(png).get("Description", "").split("traces: ")[-1] != stamp(p["traces"], folder):
-            stale.append(f"{p['png']}: its traces changed since it was drawn (scripts/trace.py draw)")
+            stale.append(f"{p['png']}: its traces changed since it was drawn (scripts/trace_kernel.py draw)")
     return stale

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which thread touches which element: a trace of a program's own kernel, and its picture.
 
-    scripts/trace.py PROGRAM [--out DIR] [--plant MUTANT] [-- ARGS...]
+    scripts/trace_kernel.py PROGRAM [--out DIR] [--plant MUTANT] [-- ARGS...]
         records every memory access of PROGRAM's kernel (one launch) at the size ARGS give
         (default: the first `run:` line of its trace patch), on the GPU, prints a summary
         (accesses per array; sectors or bank passes per warp request) and draws it:
@@ -9,14 +9,14 @@
         --plant applies a planted bug of tests/mutants/ first. Programs with a trace patch:
         VA-GPU-11, VA-GPU-N1, VA-GPU-NN, reduction, Dot-SM-Warp, stencil_1d, MM-GPU-GM,
         MM-GPU-SM, MM-GPU-RT, ray, ray_noconst. Example:
-            scripts/trace.py VA-GPU-NN -- --n 24 --blocks 3 --threads 4
+            scripts/trace_kernel.py VA-GPU-NN -- --n 24 --blocks 3 --threads 4
 
-    scripts/trace.py list                       the traces, their checks and the pictures
-    scripts/trace.py record DIR [NAME...]       (GPU) the handouts' traces, DIR/NAME.csv.gz
-    scripts/trace.py draw [--traces DIR]        the handouts' pictures, from the committed traces
-    scripts/trace.py check [--traces DIR]       the lessons the committed traces prove, and every
+    scripts/trace_kernel.py list                       the traces, their checks and the pictures
+    scripts/trace_kernel.py record DIR [NAME...]       (GPU) the handouts' traces, DIR/NAME.csv.gz
+    scripts/trace_kernel.py draw [--traces DIR]        the handouts' pictures, from the committed traces
+    scripts/trace_kernel.py check [--traces DIR]       the lessons the committed traces prove, and every
                                                 picture drawn from the traces as they are now
-    scripts/trace.py test                       (GPU) record every trace afresh and check it
+    scripts/trace_kernel.py test                       (GPU) record every trace afresh and check it
 
 How it works, and why this way: the program a student reads is never changed. A trace patch
 (tools/trace/patches/CHAPTER/PROGRAM.trace, in the planted-bug format of tests/mutants/README.md,
@@ -56,7 +56,7 @@ TRACES = REPO / "docs" / "runs" / "h200" / "traces"
 TRACE_KEYS = ("program", "source", "what", "bug")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 
-# What `scripts/trace.py PROGRAM` draws: (drawing, its arguments)
+# What `scripts/trace_kernel.py PROGRAM` draws: (drawing, its arguments)
 STUDENT_PICTURE = {
     "VA-GPU-11": ("index_map", {"array": "c", "columns": 8}),
     "VA-GPU-N1": ("index_map", {"array": "c", "columns": 10}),
@@ -249,7 +249,7 @@ def draw_one(kind, traces, kwargs, titles, png, source=None):
     fig = draw.KINDS[kind](traces, titles=titles, **kwargs)
     metadata = {"Software": None}
     if source:
-        metadata["Description"] = f"drawn by scripts/trace.py from traces: {source}"
+        metadata["Description"] = f"drawn by scripts/trace_kernel.py from traces: {source}"
     fig.savefig(png, dpi=110, metadata=metadata)
     import matplotlib.pyplot as plt
     plt.close(fig)
@@ -285,11 +285,11 @@ def cmd_test(arch):
 
 
 def cmd_list():
-    print("traces (scripts/trace.py record):")
+    print("traces (scripts/trace_kernel.py record):")
     for name, spec in pictures.TRACES.items():
         plant = f" + planted bug {spec['plant']}" if spec.get("plant") else ""
         print(f"  {name:34} {spec['patch']}{plant} -- {spec['args']}")
-    print("pictures (scripts/trace.py draw):")
+    print("pictures (scripts/trace_kernel.py draw):")
     for p in pictures.PICTURES:
         print(f"  {p['png']:30} {p['kind']:13} {', '.join(p['traces'])}")
     return EXIT_OK
