@@ -29,9 +29,15 @@ void dot_once(Driver& d, const std::string& name, long long n, int blocks, int t
 }
 
 void drive(Driver& d) {
-    if (d.sanitize()) {
-        dot_once(d, "n1000-3x96", 1000, 3, 96);
-        dot_once(d, "n4099-2x256", 4099, 2, 256);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("n"); k++) {
+            long long n = d.param("n", k);
+            int blocks = (int)d.param("blocks", k), threads = 32 * (int)d.param("warps", k);
+            dot_once(d,
+                     "n" + std::to_string(n) + "-" + std::to_string(blocks) + "x" +
+                         std::to_string(threads),
+                     n, blocks, threads);
+        }
         return;
     }
     dot_once(d, "n1-1x32", 1, 1, 32);

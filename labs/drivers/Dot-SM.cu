@@ -23,9 +23,12 @@ void dot_once(Driver& d, const std::string& name, long long n, int blocks) {
 }
 
 void drive(Driver& d) {
-    if (d.sanitize()) {
-        dot_once(d, "n300-blocks2", 300, 2);
-        dot_once(d, "n5000-blocks7", 5000, 7);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("n"); k++) {
+            long long n = d.param("n", k);
+            int blocks = (int)d.param("blocks", k);
+            dot_once(d, "n" + std::to_string(n) + "-blocks" + std::to_string(blocks), n, blocks);
+        }
         return;
     }
     dot_once(d, "n1-blocks1", 1, 1);

@@ -25,10 +25,13 @@ void multiply_once(Driver& d, const std::string& name, int W, int block_side, bo
 }
 
 void drive(Driver& d) {
-    if (d.sanitize()) {
-        multiply_once(d, "W33-b16", 33, 16, false);
-        multiply_once(d, "W100-b7", 100, 7, false);
-        multiply_once(d, "W45-b8-global", 45, 8, true);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("W"); k++) {
+            int W = (int)d.param("W", k), side = (int)d.param("side", k);
+            std::string name = "W" + std::to_string(W) + "-b" + std::to_string(side);
+            multiply_once(d, name, W, side, false);
+            multiply_once(d, name + "-global", W, side, true);
+        }
         return;
     }
     for (int global = 0; global < 2; global++) {

@@ -36,15 +36,20 @@ void multiply_once(Driver& d, const std::string& name, int W) {
 }
 
 void drive(Driver& d) {
-    if (d.timing()) {  // the performance gate: Width 1024
-        Matrices m(d, 1024);
-        d.timed("tiled", d.median_ms([&] { launch_matmul_sm(m.dM, m.dN, m.dP, 1024); }, 10));
-        d.digest("timed", m.product());
+    if (d.timing()) {  // the performance gate: the drawn Width
+        int W = (int)d.param("W");
+        Matrices m(d, W);
+        d.timed_launches(
+            "tiled", 10, [&] { HANDLE_ERROR(cudaMemset(m.dP, 0xFF, m.bytes + sizeof(float))); },
+            [&] { launch_matmul_sm(m.dM, m.dN, m.dP, W); },
+            [&](const std::string& name) {
+                d.digest_value(name, d.device_digest(m.dP, m.bytes + sizeof(float)));
+            });
         return;
     }
-    if (d.sanitize()) {
-        multiply_once(d, "W33", 33);
-        multiply_once(d, "W95", 95);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("W"); k++)
+            multiply_once(d, "W" + std::to_string(d.param("W", k)), (int)d.param("W", k));
         return;
     }
     multiply_once(d, "W1", 1);

@@ -26,9 +26,12 @@ void add_once(Driver& d, const std::string& name, long long n, int blocks) {
 
 void drive(Driver& d) {
     static_assert(sizeof(elem_t) == sizeof(long long), "the driver expects 64-bit elements");
-    if (d.sanitize()) {
-        add_once(d, "n37-blocks64", 37, 64);
-        add_once(d, "n1000-blocks7", 1000, 7);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("n"); k++) {
+            long long n = d.param("n", k);
+            int blocks = (int)d.param("blocks", k);
+            add_once(d, "n" + std::to_string(n) + "-blocks" + std::to_string(blocks), n, blocks);
+        }
         return;
     }
     add_once(d, "n1-blocks1", 1, 1);

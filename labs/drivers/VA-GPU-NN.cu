@@ -39,17 +39,28 @@ void add_once(Driver& d, const std::string& name, long long n, int blocks, int t
 
 void drive(Driver& d) {
     static_assert(sizeof(elem_t) == sizeof(long long), "the driver expects 64-bit elements");
-    if (d.timing()) {  // the performance gate: n = 2^24 on a grid that fills the GPU
-        long long n = 1LL << 24;
+    if (d.timing()) {  // the performance gate: the drawn n and threads, a grid that fills the GPU
+        long long n = d.param("n");
+        int threads = (int)d.param("threads");
         Vectors v(d, n);
-        int blocks = blocks_to_fill_gpu(add, 256);
-        d.timed("kernel", d.median_ms([&] { launch_add(v.da, v.db, v.dc, n, blocks, 256); }, 20));
-        d.digest("timed", v.result());
+        int blocks = blocks_to_fill_gpu(add, threads);
+        d.timed_launches(
+            "kernel", 20, [&] { HANDLE_ERROR(cudaMemset(v.dc, 0xFF, v.bytes())); },
+            [&] { launch_add(v.da, v.db, v.dc, n, blocks, threads); },
+            [&](const std::string& name) {
+                d.digest_value(name, d.device_digest(v.dc, v.bytes()));
+            });
         return;
     }
-    if (d.sanitize()) {
-        add_once(d, "n1000-3x37", 1000, 3, 37);
-        add_once(d, "n5000-64x256", 5000, 64, 256);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("n"); k++) {
+            long long n = d.param("n", k);
+            int blocks = (int)d.param("blocks", k), threads = (int)d.param("threads", k);
+            add_once(d,
+                     "n" + std::to_string(n) + "-" + std::to_string(blocks) + "x" +
+                         std::to_string(threads),
+                     n, blocks, threads);
+        }
         return;
     }
     add_once(d, "n1-1x1", 1, 1, 1);

@@ -31,8 +31,12 @@ void render_once(Driver& d, const std::string& name, int dim, int count, int fro
 }
 
 void drive(Driver& d) {
-    if (d.sanitize()) {
-        render_once(d, "dim37-spheres9", 37, 9);
+    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
+        for (size_t k = 0; k < d.shapes("dim"); k++) {
+            int dim = (int)d.param("dim", k), count = (int)d.param("spheres", k);
+            render_once(d, "dim" + std::to_string(dim) + "-spheres" + std::to_string(count), dim,
+                        count);
+        }
         return;
     }
     render_once(d, "dim1-spheres1", 1, 1);

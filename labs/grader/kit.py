@@ -358,6 +358,10 @@ def cmd_selftest(args, grade_folders):
                     failures.append(f"{lab['chapter']} {name}: task {tid}, untouched, lost points: "
                                     + "; ".join(r[3][:200] for r in task_rows if r[1] < r[2]))
             if "cheat" in expect:
+                for tid, most in expect["cheat"].get("at_most", {}).items():
+                    if scores[tid][0] > most:
+                        failures.append(f"{lab['chapter']} {name}: task {tid} scored {scores[tid][0]}, "
+                                        f"more than the {most} it may")
                 if expect["cheat"].get("lint") is False and any(
                         "does not compile" in r[3] for _, rr in results for r in rr):
                     failures.append(f"{lab['chapter']} {name}: the attack does not compile: it proves nothing")

@@ -2,24 +2,51 @@
 compared with the reference's for the same seed (verify), compute-sanitizer's summary of the
 driver's run, and the driver's CUDA-event timings of the student's and the reference's launches,
 alternated, on fresh inputs, with the timed outputs checked too. Never from what the student's
-program prints or its exit code."""
+program prints or its exit code.
+
+A submission must not be able to tell a measured run from a checked one: the sanitizer runs and
+the timed runs use shapes drawn from the grade's seed within the ranges of the task's
+"sanitize.shapes" and "perf.shapes" (labs/labs.json), passed to the driver as --param and named in
+the report; the driver poisons the outputs before every timed launch and records every timed
+launch's output, all compared with the reference's (labs/drivers/driver.h)."""
 import fcntl
 import os
+import random
 import re
 import secrets
 import shutil
+import statistics
 from pathlib import Path
 
 from . import intake, lint, verify
 from .fence import REF_GID, safe_read
 from .labs import LabError, file_task, kit_info, region_body, splice
 
-PERF_ROUNDS, PERF_ROUNDS_AT_MOST = 2, 5  # rounds of a speed gate: always, and while under it
+PERF_ROUNDS, PERF_ROUNDS_AT_MOST = 3, 7  # rounds of a speed gate: always, and while under it
 WHAT = {"memcheck": "an out-of-bounds or misaligned memory access",
         "racecheck": "a race in shared memory: threads read and write the same place with no "
                      "__syncthreads() between them",
         "synccheck": "a barrier used wrongly (a __syncthreads() that not all threads reach, or a "
                      "shuffle with a wrong mask)"}
+
+
+def draw_shapes(ranges, seed, purpose, count):
+    """[{param: value}]: `count` shapes drawn within `ranges` ({param: [lo, hi]}) from the
+    grade's seed (the same seed and purpose give the same shapes: a grade can be replayed)."""
+    rng = random.Random(f"{seed}/{purpose}")
+    return [{k: rng.randint(lo, hi) for k, (lo, hi) in sorted(ranges.items())} for _ in range(count)]
+
+
+def shape_params(shapes):
+    """The driver's --param words for these shapes: NAME=V1,V2,... (one value per shape)."""
+    words = []
+    for k in sorted(shapes[0]) if shapes else []:
+        words += ["--param", f"{k}=" + ",".join(str(s[k]) for s in shapes)]
+    return words
+
+
+def shape_text(shapes):
+    return "; ".join(" ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in shapes)
 
 
 def checks_of(task):
@@ -75,21 +102,24 @@ class Grader:
     def __init__(self, builder, fence, scratch, timeout, sanitizer, seed=None):
         self.builder, self.fence, self.scratch = builder, fence, Path(scratch)
         self.timeout, self.sanitizer, self.fixed_seed = timeout, sanitizer, seed
+        # The grade's seed: the shapes of the sanitizer and timed runs are drawn from it.
+        self.grade_seed = seed if seed is not None else secrets.randbits(62)
         self.left_over = 0  # processes found alive after a fenced run (and killed)
 
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
 
-    def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False):
+    def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False, params=()):
         """(rc, output, path of the output file): one fenced run of a driver, which sees its own
         folder and that one program. reference: a run of the reference (its own uids, which no
         student run has). A sanitizer's log that is not a regular file (a symbolic link, a FIFO
-        the program left in place of it) raises Tampered: the task scores 0."""
+        the program left in place of it) raises Tampered: the task scores 0. params: the
+        driver's --param words (the drawn shapes)."""
         slot = self.fence.take_slot()
         try:
             jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}", reference)
             out = jail / f"out-{os.urandom(6).hex()}.bin"
-            words = [str(binary), "--mode", mode, "--seed", str(seed), "--out", str(out)]
+            words = [str(binary), "--mode", mode, "--seed", str(seed), "--out", str(out)] + list(params)
             log = jail / "sanitizer.log"
             if tool:
                 words = [self.sanitizer, "--tool", tool, "--error-exitcode", "86", "--print-limit", "5",
@@ -141,58 +171,86 @@ class Grader:
             said += f"; the program stopped (exit {rc}): {tail}"
         return False, said
 
+    def sanitize_shapes(self, task):
+        spec = task.get("sanitize", {})
+        return draw_shapes(spec.get("shapes", {}), self.grade_seed, f"{task['id']}/sanitize",
+                           spec.get("count", 2) if spec.get("shapes") else 0)
+
     def sanitize(self, task, mine, tool):
-        rc, text, _ = self.run_driver(mine, "sanitize", self.seed(), max(self.timeout, 180), tool)
+        shapes = self.sanitize_shapes(task)
+        at = f" (shapes drawn from the grade's seed {self.grade_seed}: {shape_text(shapes)})"
+        rc, text, out = self.run_driver(mine, "sanitize", self.seed(), max(self.timeout, 180), tool,
+                                        params=shape_params(shapes))
         if rc == "timeout":
-            return False, f"compute-sanitizer --tool {tool} did not finish and was stopped"
+            return False, f"compute-sanitizer --tool {tool} did not finish and was stopped{at}"
         counts = [int(n) for n in re.findall(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)", text)]
-        if counts and max(counts) == 0 and rc == 0:
-            return True, f"compute-sanitizer --tool {tool}: no errors"
+        try:
+            recs, _ = verify.read_records(out)
+            whole = len(recs) > 0
+        except verify.BadOutput:
+            whole = False
+        if counts and max(counts) == 0 and rc == 0 and whole:
+            return True, f"compute-sanitizer --tool {tool}: no errors{at}"
         hazards = [l.lstrip("= ").strip() for l in text.split("\n")
                    if l.startswith("=") and re.search(r"Error|error|hazard|Race|Barrier|Invalid", l)]
         said = "; ".join(hazards[:3])[:500] or " / ".join(text.strip().split("\n")[-3:])[:400]
-        return False, f"compute-sanitizer --tool {tool} found {WHAT[tool]}: {said}"
+        if counts and max(counts) == 0:
+            return False, f"compute-sanitizer --tool {tool}: the program did not finish its runs{at}: {said}"
+        return False, f"compute-sanitizer --tool {tool} found {WHAT[tool]}{at}: {said}"
 
     def perf(self, task, ref, mine, lock_path):
-        """Reference and student alternated, each on fresh inputs (a new seed a round), timed by
-        the driver with CUDA events; every timed output is checked. Two rounds, and up to three
-        more while the student is under the gate: the best of more runs only removes noise (a
-        shared GPU makes a run slower, never faster), so a slow submission stays slow, and an
-        honest one is not failed by another job's kernels (an untouched solution measured at 17%
-        once, on an H200 that ctest shared among 16 tests)."""
+        """Reference and student alternated under the same conditions: the same shape (drawn from
+        the grade's seed within "perf.shapes"), the same inputs in a round (a new seed a round),
+        the order flipped every round, one performance gate on the GPU at a time. Each run is the
+        median of the driver's timed launches (CUDA events), each launch on freshly poisoned
+        outputs, every launch's output compared with the reference's. The verdict takes the better
+        of two estimates of the speed ratio, best time against best time and the median of the
+        rounds' ratios: another job on a shared GPU only makes a run slower, so both are honest
+        for an honest submission, and neither makes a slow one fast. At least PERF_ROUNDS
+        rounds, more (up to PERF_ROUNDS_AT_MOST) while under the gate."""
         perf = task["perf"]
+        shape = draw_shapes(perf.get("shapes", {}), self.grade_seed, f"{task['id']}/perf", 1)
+        params = shape_params(shape) if perf.get("shapes") else []
+        at = f" at {shape_text(shape)} (drawn from the grade's seed {self.grade_seed})" if params else ""
         best = {"reference": None, "student": None}
+        ratios = []
+
+        def verdict():
+            by_best = best["reference"] / best["student"]
+            return max(by_best, statistics.median(ratios)), by_best
         with open(lock_path, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # no two performance gates share the GPU at once
             rounds = 0
-            while rounds < PERF_ROUNDS_AT_MOST and (
-                    rounds < PERF_ROUNDS or best["reference"] / best["student"] < perf["min_ratio"]):
+            while rounds < PERF_ROUNDS_AT_MOST and (rounds < PERF_ROUNDS or verdict()[0] < perf["min_ratio"]):
                 rounds += 1
                 seed = self.seed()
-                outs = {}
-                for who, binary in (("reference", ref), ("student", mine)):
-                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout,
+                outs, ms_of = {}, {}
+                order = (("reference", ref), ("student", mine))
+                for who, binary in (order if rounds % 2 else order[::-1]):
+                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params,
                                                     reference=who == "reference")
                     if rc != 0:
                         if who == "reference":
-                            raise LabError(f"the reference failed its timed run (exit {rc})")
+                            raise LabError(f"the reference failed its timed run (exit {rc}): {text[-400:]}")
                         if rc == "timeout":
-                            return False, (f"{perf['what']}: your code did not finish its timed "
-                                           f"launches within {self.timeout} s (the reference takes "
-                                           f"{best['reference']:.3g} ms a launch): far too slow")
-                        return False, f"your code failed the timed run (exit {rc})"
+                            return False, (f"{perf['what']}{at}: your code did not finish its timed "
+                                           f"launches within {self.timeout} s: far too slow")
+                        return False, f"your code failed the timed run{at} (exit {rc})"
                     recs, times = verify.read_records(out)
                     if perf["variant"] not in times:
                         return False, f"no timing of '{perf['variant']}' came back"
                     ms = times[perf["variant"]]
+                    ms_of[who] = ms
                     best[who] = ms if best[who] is None else min(best[who], ms)
                     outs[who] = out
                 ok, why = verify.compare_files(outs["reference"], outs["student"], task.get("tolerance", {}))
                 if not ok:
-                    return False, f"the output of the timed runs is wrong (seed {seed}): {why}"
-        ratio = best["reference"] / best["student"]
-        said = (f"{perf['what']}: {100 * ratio:.0f}% of the reference's speed ({best['student']:.4g} "
-                f"ms against {best['reference']:.4g} ms, CUDA events, best of {rounds} alternated runs); "
+                    return False, f"the output of the timed runs is wrong{at} (seed {seed}): {why}"
+                ratios.append(ms_of["reference"] / ms_of["student"])
+        ratio, by_best = verdict()
+        said = (f"{perf['what']}{at}: {100 * ratio:.0f}% of the reference's speed ({best['student']:.4g} "
+                f"ms against {best['reference']:.4g} ms at best, CUDA events, median of the driver's "
+                f"launches; {rounds} alternated rounds, ratios {', '.join(f'{100 * r:.0f}%' for r in ratios)}); "
                 f"the gate is {100 * perf['min_ratio']:.0f}%")
         return ratio >= perf["min_ratio"], said
 

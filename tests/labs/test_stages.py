@@ -326,13 +326,17 @@ class Score(unittest.TestCase):
         # A fake driver: each timed run of "who" takes the next time from its list (ms).
         import array
         d = Path(tempfile.mkdtemp())
-        task = {"perf": {"what": "speed", "variant": "v", "min_ratio": 0.7}}
+        task = {"id": "t.1", "perf": {"what": "speed", "variant": "v", "min_ratio": 0.7,
+                                      "shapes": {"n": [1000, 2000], "threads": [32, 64]}}}
 
-        def gate(reference, student):
+        def gate(reference, student, calls=None):
             times = {"ref": list(reference), "mine": list(student)}
             g = score.Grader(None, None, d, 30, None, seed=1)
 
-            def run_driver(binary, mode, seed, timeout, tool=None, reference=False):
+            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=()):
+                if calls is not None:
+                    calls.append((binary, seed, list(params)))
+                self.assertEqual(reference, binary == "ref")
                 out = d / f"{binary}-{len(times[binary])}"
                 with open(out, "wb") as f:
                     f.write(f"time v {times[binary].pop(0)}\n".encode())
@@ -340,18 +344,41 @@ class Score(unittest.TestCase):
                 return 0, "", out
             g.run_driver = run_driver
             fast, said = g.perf(task, "ref", "mine", d / "perf.lock")
-            return fast, said, 5 - len(times["mine"])
+            return fast, said, 7 - len(times["mine"])
 
-        # Honest and fast: two rounds, as always.
-        self.assertEqual(gate([2, 2, 2, 2, 2], [2.1, 2.2, 9, 9, 9])[::2], (True, 2))
-        # Honest, slowed by another job in its first two rounds: more rounds, and it passes.
-        fast, said, rounds = gate([2, 2, 2, 2, 2], [12, 12, 2.1, 9, 9])
+        # Honest and fast: three rounds, as always; the same shape and seed for both in a round,
+        # drawn within the ranges and named in the report, the order flipped every round.
+        calls = []
+        fast, said, rounds = gate([2] * 7, [2.1, 2.2, 2.0, 9, 9, 9, 9], calls)
         self.assertEqual((fast, rounds), (True, 3))
-        self.assertIn("best of 3 alternated runs", said)
-        # Slow in every round: five rounds, and it fails.
-        fast, said, rounds = gate([2, 2, 2, 2, 2], [4, 4, 4, 4, 4])
-        self.assertEqual((fast, rounds), (False, 5))
+        self.assertEqual([c[0] for c in calls], ["ref", "mine", "mine", "ref", "ref", "mine"])
+        self.assertEqual(len({tuple(c[2]) for c in calls}), 1)
+        self.assertEqual([c[1] for c in calls[0:2]], [calls[1][1]] * 2)
+        n, threads = (int(w.split("=")[1]) for w in calls[0][2][1::2])
+        self.assertTrue(1000 <= n <= 2000 and 32 <= threads <= 64, calls[0][2])
+        self.assertIn(f"n={n} threads={threads}", said)
+        # Honest, slowed by another job in its first three rounds: more rounds, and it passes.
+        fast, said, rounds = gate([2] * 7, [12, 12, 12, 2.1, 9, 9, 9])
+        self.assertEqual((fast, rounds), (True, 4))
+        self.assertIn("4 alternated rounds", said)
+        # Slow in every round: seven rounds, and it fails.
+        fast, said, rounds = gate([2] * 7, [4] * 7)
+        self.assertEqual((fast, rounds), (False, 7))
         self.assertIn("50% of the reference's speed", said)
+        # A reference slowed by another job in one round does not make a slow submission fast.
+        fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
+        self.assertEqual((fast, rounds), (False, 7))
+
+    def test_shapes_are_drawn_from_the_grade_seed_within_the_ranges(self):
+        ranges = {"n": [2, 300000], "blocks": [1, 7]}
+        a = score.draw_shapes(ranges, 5, "t/sanitize", 2)
+        self.assertEqual(a, score.draw_shapes(ranges, 5, "t/sanitize", 2))  # replayable
+        self.assertNotEqual(a, score.draw_shapes(ranges, 6, "t/sanitize", 2))
+        for s in a + score.draw_shapes(ranges, 7, "t/sanitize", 50):
+            self.assertTrue(2 <= s["n"] <= 300000 and 1 <= s["blocks"] <= 7, s)
+        self.assertEqual(score.shape_params([{"n": 3, "b": 1}, {"n": 4, "b": 2}]),
+                         ["--param", "b=1,2", "--param", "n=3,4"])
+        self.assertGreater(len({s["n"] for s in score.draw_shapes(ranges, 7, "x", 50)}), 40)
 
     def test_an_error_scores_zero_for_its_task_only(self):
         task = labs.find_lab("ch02")[0]["tasks"][1]
