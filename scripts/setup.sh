@@ -11,6 +11,7 @@
 #     libgtest-dev                     test: GoogleTest, for the tests
 #     libpng-dev, freeglut3-dev        optional: PNG images; chapter 5's window
 #     xvfb, x11-apps, imagemagick      test, optional: the chapter-5 window test
+#     clang                            test, optional: the lab lint's test against the compilers
 #     python3-venv                     examples, only when P is Debian's python3 without venv
 #   Python packages, with pip, into the project's virtual environment .venv/ (made with P,
 #     never into P itself): requirements.txt, that is matplotlib for the tour's plots and
@@ -69,6 +70,7 @@ if [ "$what" = test ]; then
   want xvfb "the chapter-5 window test, skipped without"
   want x11-apps "the window test's screenshot (xwd)"
   want imagemagick "the window test's image comparison"
+  want clang "the lab lint's test against the compilers (lab.lint_compiler: clang's lexer)"
 fi
 
 # Both packages of requirements.txt: matplotlib (the plots) and cogapp (the docs check).
