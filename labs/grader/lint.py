@@ -32,9 +32,17 @@ Then, on those tokens, every region must
     the end (anything at file scope is refused);
   - hold none of the words that leave the function or the language: asm, static, extern, main,
     __attribute__, using, namespace, template, typedef, ... (BANNED);
-  - use none of the region's "forbidden_names" (a schedule may not compute on the CPU; the
-    grading driver also makes the host data unreadable while a schedule runs, so that no cast or
-    offset reaches it: labs/drivers/streams.cu);
+  - use none of the region's "forbidden_names" (a schedule may not compute on the CPU);
+  - in a host region, form no pointer and reach no memory by address: no unary '&' or '*', no
+    cast (C-style, functional or static_cast) but to the region's "casts" in labs/labs.json.
+    Names are not enough there: a ch06 schedule that names none of the data can still take a
+    member's address, step past it to the buffer pointers and compute the answer on the CPU
+    (tests/labs/cheats/measure_cheats.py). The OS could not fence that data instead: pinned
+    host pages made mprotect(PROT_NONE) while the schedule runs are not reached by the CUDA
+    driver's copies (measured on an H200: the first, a one-word cudaMemcpy from such a page,
+    is a segmentation fault; docs/runs/h200/lab-measure/). Without '&', '*' and casts, the pointers a host region can
+    still see (a vector's elements out of bounds, p.stream[k]) are values it cannot turn into
+    data;
   - call only what its task needs: the region's "calls" in labs/labs.json, and for a device
     region the few device functions of DEVICE_CALLS (never printf, never a clock). A call
     through an expression ((f)(x), p[0](x)), a construction Name{...} of a name that is not on
@@ -310,7 +318,17 @@ def lint_region(body, first_line, spec, where, region):
                     nxt.text if nxt is not None else "")
                 if qual not in allowed:
                     bad(t.line, "qualified name", f"'{qual}' is not one of this region's names")
-            elif t.text == "<" and prev is not None and prev.text == "static_cast":
+            if kind == "host" and t.text in ("&", "*") and unary(prev):
+                bad(t.line, "address in a host region",
+                    f"a unary '{t.spelling}': a host region takes no address and follows no pointer")
+            if kind == "host" and t.text == "(" and host_cast(toks, idx, set(spec.get("casts", []))):
+                bad(t.line, "cast in a host region",
+                    "a cast (this region may cast to " + (", ".join(spec.get("casts", [])) or "nothing") + ")")
+            if t.text == "<" and prev is not None and prev.text == "static_cast" and kind == "host" and \
+                    not (idx + 2 < len(toks) and toks[idx + 1].text in spec.get("casts", []) and
+                         toks[idx + 2].text == ">"):
+                bad(t.line, "cast in a host region", "a static_cast")
+            if t.text == "<" and prev is not None and prev.text == "static_cast":
                 j = idx + 1
                 while j < len(toks) and toks[j].text != ">":
                     if toks[j].text in ("*", "&", "&&"):
@@ -327,6 +345,11 @@ def lint_region(body, first_line, spec, where, region):
         if t.text in spec.get("forbidden_names", []):
             bad(t.line, "name not allowed", f"'{t.text}': this region schedules the GPU's work; "
                 "it may not touch the data itself")
+            continue
+        if kind == "host" and t.text in TYPES and t.text not in ("const", "auto", "dim3") and \
+                nxt is not None and nxt.text in ("(", "{") and not (prev is not None and prev.kind == "name"
+                                                                  and prev.text not in BEFORE_EXPRESSION):
+            bad(t.line, "cast in a host region", f"'{t.text}(...)' converts: a host region casts nothing")
             continue
         if t.text in NOT_CALLS:
             continue
@@ -362,6 +385,41 @@ def lint_region(body, first_line, spec, where, region):
             bad(first_line + len(body) - 1, "leaves its function",
                 f"{count} '{open_}' opened in the region and never closed there")
     return found
+
+
+OPERAND_END = {")", "]"}
+
+
+def unary(prev):
+    """True when a '&' or '*' after `prev` is a unary operator (address-of, dereference)."""
+    if prev is None:
+        return True
+    if prev.kind in ("number", "literal") or prev.text in OPERAND_END:
+        return False
+    if prev.kind == "name":
+        return prev.text in BEFORE_EXPRESSION
+    return True  # after an operator, '(', ',', ';', '{', ...
+
+
+def host_cast(toks, open_, casts):
+    """True when the '(' at toks[open_] opens a C-style cast to a type that is not in `casts`:
+    names only inside, then an operand ((unsigned long long)x, (Op)op)."""
+    j, inner = open_ + 1, []
+    while j < len(toks) and toks[j].text != ")":
+        inner.append(toks[j])
+        j += 1
+    if j + 1 >= len(toks) or not inner:
+        return False
+    if not all(t.kind == "name" or t.text == "::" for t in inner):
+        return False
+    after = toks[j + 1]
+    if not (after.kind in ("name", "number", "literal") or after.text in ("(", "!", "~")):
+        return False
+    if len(inner) == 1 and inner[0].text in casts:
+        return False
+    # `if (x) y = 1;`, `while (k) k--;`: a condition, not a cast
+    before = toks[open_ - 1].text if open_ > 0 else ""
+    return before not in ("if", "while", "switch", "for", "sizeof", "alignof", "decltype", "noexcept")
 
 
 def control_paren(toks, close):

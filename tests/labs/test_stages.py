@@ -134,6 +134,23 @@ class Lint(unittest.TestCase):
         self.assertTrue(self.lint("r = s[i].hit(ox, oy, &n);"))
         self.assertEqual(self.lint("float f = float(i) * 2.0f;", "c[i] = (elem_t)(a[i]);"), [])
 
+    def test_host_regions_take_no_address_and_cast_nothing(self):
+        host = dict(kind="host", calls=["run_op"])
+        for code, rule in [("int* q = &p.steps;", "address in a host region"),
+                           ("run_op(p, *q, 0, 0, false);", "address in a host region"),
+                           ("long long at = (long long)p.n;", "cast in a host region"),
+                           ("long long at = (unsigned long long)x;", "cast in a host region"),
+                           ("auto at = static_cast<long long>(x);", "cast in a host region"),
+                           ("long long at = int(x);", "cast in a host region")]:
+            found = self.lint(code, **host)
+            self.assertTrue(any(rule in f for f in found), (code, found))
+        spec = dict(kind="host", calls=["run_op"])
+        self.assertEqual(lint.lint_region(["for (int op = H2D; op <= D2H; op++) run_op(p, (Op)op, 0, 0, false);",
+                                           "if (ready) run_op(p, H2D, c * 2, s, false);"], 1,
+                                          dict(spec, casts=["Op"]), "f.cu", "r"), [])
+        self.assertTrue(self.lint("run_op(p, (Op)op, 0, 0, false);", **host))  # Op not in its casts
+        self.assertEqual(self.lint("int b = (int)x & 1; float f = (float)(i) * 2;"), [])  # device: fine
+
 
 def another_grader(code):
     """The command line of a grader process of its own (its own uids, its own threads): Python
@@ -365,6 +382,9 @@ class Score(unittest.TestCase):
         fast, said, rounds = gate([2] * 7, [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
         self.assertIn("50% of the reference's speed", said)
+        # Far under the gate (1% of the reference's speed): no more rounds than the three.
+        fast, said, rounds = gate([2] * 7, [400] * 7)
+        self.assertEqual((fast, rounds), (False, 3))
         # A reference slowed by another job in one round does not make a slow submission fast.
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))

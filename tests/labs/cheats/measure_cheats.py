@@ -6,9 +6,10 @@ fails when it scores more.
   The lint must read code as the compiler does (gpu False: refused before anything is built):
     alternative tokens, digraphs, '$' in names, a raw string or a line splice that hides code,
     a constructor at file scope.
+    a ch06 schedule that names none of the data but reaches it through a member's address and
+    computes the answer on the CPU (a host region takes no address and casts to nothing but
+    its "casts": the OS could not fence that data, see labs/grader/lint.py);
   What no lint can see (gpu True):
-    a ch06 schedule that reaches the host data through a member's address and computes on the
-    CPU: the driver makes that data unreadable to the CPU while a schedule runs;
     a kernel that computes once, slowly, and returns at once when it finds its output already
     right: every timed launch gets freshly poisoned outputs;
     a kernel that is fast only at the shape the perf gate used to time (n = 2^24, 256 threads):
@@ -59,9 +60,8 @@ CHEATS = [
     {"name": "user-defined-literal-call", "lab": "ch05", "zero": ["ch05.2"], "gpu": False,
      "at_most": {"ch05.2": 0},
      "make": region("ray.cu", "ch05.constant-copy", "auto forged = \"cp /bin/true /tmp/x\"_sh;", COPY)},
-    # What no lint can see: the grader enforces it.
     {"name": "schedule-reads-host-data-through-a-member-address", "lab": "ch06", "zero": ["ch06.2"],
-     "gpu": True, "at_most": {"ch06.2": 0},
+     "gpu": False, "at_most": {"ch06.2": 0},
      "make": region("streams.cu", "ch06.breadth-first",
                     # Pipeline: n, chunks, streams, max_blocks, steps, host_in, host_out: the two
                     # pointers are the ints after `steps`, read through its address.
@@ -76,6 +76,7 @@ CHEATS = [
                     "    for (int k = 0; k < p.steps; k++) x = 1664525u * x + 1013904223u;",
                     "    out[i] = (int)x;",
                     "}")},
+    # What no lint can see: the measurement must not be recognisable.
     {"name": "computes-once-returns-early-when-output-right", "lab": "ch02", "lose": ["ch02.2"],
      "gpu": True, "at_most": {"ch02.2": 8},
      "make": region(NN, GS, "if (n > 0 && c[0] == a[0] + b[0] && c[n - 1] == a[n - 1] + b[n - 1])",
