@@ -62,6 +62,12 @@ CORPUS = [
     ("honest prefixed literals", ["const char* s = u8\"x\"; const wchar_t* w = L\"y\";",
                                   "char16_t u16 = u'z'; char32_t u32 = U'z'; wchar_t wc = L'w';",
                                   "c[0] = s[0] + w[0] + u16 + u32 + wc;"], "accept"),
+    ("every plain literal", ["char e = '\\x41', o = '\\101', q = '\\\\', z = '\\0';",
+                             "const char* s = \"tab\\t \\u0041 \\\"q\\\" 'single' /* no comment */\";",
+                             "double d = 1.5e+3 + 2.5E-2 + 1e3 + 3.f + 0.0L + .5f;",
+                             "unsigned long long u = 0X1Full + 0xabcLLU + 1'000'000u + 0b1'0 + 017l;",
+                             "c[0] = e + o + q + z + s[0] + (long long)d + (long long)u;"], "accept"),
+    ("separator pairs GCC and clang read apart", ["c[0] = 1''2;"], "refuse"),
     ("honest comments", ["/* a comment with } and { and \" and ' */ c[0] = 1; // and ) too",
                          "c[1] = 2 /* / * */ / 1;"], "accept"),
     ("honest grid", ["dim3 threads(16, 16);"], "accept"),  # g++ does not know dim3: tokens only
