@@ -73,8 +73,11 @@ def cmd_make(chapter, out, solution=False):
     readme = (handout(lab).rstrip() + "\n\n## Your tasks\n\nWrite your code between the lines "
               "`// LAB <region> {` and `// LAB }` of each TODO, and keep those two lines: the grader "
               "takes each task's code from between them (code elsewhere is not graded). A region "
-              "holds statements of its function only: no #include or other directive, no "
-              "declaration outside the function, and only the calls its task needs (check with "
+              "holds statements of its function only: no #include or other directive (no `#` at "
+              "all, not even in a comment), no declaration outside the function, plain spellings "
+              "(`&&`, `||`, `!`, `{`, not `and`, `or`, `not`, `<%`), in a host region no `&` or "
+              "`*` pointer work and no cast but to the types its task lists, and only the calls its task "
+              "needs (check with "
               "`python3 scripts/lab.py lint .` from the course repository).\n\n"
               "| task | file | regions | points | what |\n|---|---|---|---|---|\n" + tasks +
               "\n\n## Build and run\n\n    cmake -S . -B build && cmake --build build\n\nor, one "
