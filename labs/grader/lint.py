@@ -82,6 +82,9 @@ BANNED = {
     "__typeof__": "a GNU typeof", "__auto_type": "a GNU type", "__real__": "a GNU operator",
     "__imag__": "a GNU operator", "__thread": "a thread-local declaration",
 }
+# The only __name__ a region may use (the implementation's macros, attributes and qualifiers,
+# __FILE__, __CUDA_ARCH__, __launch_bounds__, ..., are refused).
+RESERVED_ALLOWED = {"__shared__"}
 # Words that look like calls but are not: statements, casts, sizeof.
 STATEMENTS = {"if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype", "do",
               "else", "case", "static_cast", "noexcept"}
@@ -341,6 +344,10 @@ def lint_region(body, first_line, spec, where, region):
         if t.text in BANNED or t.text.startswith("__builtin") or t.text.startswith("__asm") or \
                 t.text.startswith("__sync_") or t.text.startswith("__atomic"):
             bad(t.line, "forbidden word", f"'{t.text}': {BANNED.get(t.text, 'a compiler builtin')}")
+            continue
+        if re.fullmatch(r"__\w+__", t.text) and t.text not in RESERVED_ALLOWED:
+            bad(t.line, "forbidden word", f"'{t.text}': a name the implementation reserves (a "
+                "predefined macro, an attribute, a qualifier)")
             continue
         if t.text in spec.get("forbidden_names", []):
             bad(t.line, "name not allowed", f"'{t.text}': this region schedules the GPU's work; "

@@ -111,6 +111,7 @@ CORPUS = [
     ("hex float and malformed numbers", ["double d = 0x1p3; c[0] = (long long)d;"], "refuse"),
     ("a number that eats a quote", ["c[0] = 0x1'2'3; c[1] = 1'2;"], "accept"),
     ("predefined macro", ["c[0] = __COUNTER__;"], "refuse"),
+    ("any reserved __name__", ["const char* t = __TIMESTAMP__; c[0] = t[0] + __INCLUDE_LEVEL__;"], "refuse"),
     ("stringizing in a literal", ["const char* s = \"#\"; c[0] = s[0];"], "refuse"),
     ("tab and form feed", ["c[0] =\t1;"], "accept"),
     ("non-ASCII", ["c[0] = 1; // \u00e9"], "refuse"),
