@@ -2,7 +2,8 @@
 //
 // Never included by a program a student reads: a trace patch (tools/trace/patches/, the
 // planted-bug format of tests/mutants/README.md) adds this header and one recording call
-// before each access to a copy of the program, and scripts/trace_kernel.py builds and runs that copy.
+// before each access to a copy of the program, and scripts/trace_kernel.py builds and runs that
+// copy.
 //
 //   TRACE_READ("a", &a[i], i, pass);     the thread is about to read a[i] in loop pass `pass`
 //   TRACE_WRITE("c", &c[i], i, pass);    ... about to write c[i]
