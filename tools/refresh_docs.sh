@@ -16,6 +16,8 @@
 #    by tens of percent between runs, so the handouts give them as median [range] over all N;
 #    and the handouts' exercises that change the code (tests/exercises/), each built and run,
 #    into side/exercises.json (the answer key's exercise answers; exercise.py check);
+#    and chapter 3's racecheck run of stencil_1d without its barrier into
+#    side/racecheck-stencil_1d.log (its report's line numbers, shown in the handout);
 # 4. scripts/docs.py update: every marked block of README.md and docs/*.md rewritten;
 # 5. scripts/docs.py check: the blocks are current and every measured number in prose has a
 #    source; a stale hand-written number is named here, to be fixed by hand.
@@ -49,6 +51,16 @@ done
 echo "refresh_docs: 3/5 the handouts' exercises (tests/exercises/) into docs/runs/h200/side/exercises.json"
 python3 tests/exercises/exercise.py run --out docs/runs/h200/side/exercises.json \
     --commit "$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+echo "refresh_docs: 3/5 chapter 3's racecheck run of stencil_1d --no-barrier into docs/runs/h200/side/"
+(cd ch03_dot_product &&
+    nvcc -std=c++17 -O2 -lineinfo -o /tmp/stencil_1d-racecheck stencil_1d.cu &&
+    { echo "# stencil_1d.cu sha256 $(sha256sum stencil_1d.cu | cut -c1-64)"
+      echo "# GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+      echo '$ nvcc -std=c++17 -O2 -lineinfo -o stencil_1d stencil_1d.cu'
+      echo '$ compute-sanitizer --tool racecheck ./stencil_1d --no-barrier --n 1000 --repeats 1'
+      compute-sanitizer --tool racecheck /tmp/stencil_1d-racecheck --no-barrier --n 1000 --repeats 1 2>&1 |
+          sed 's|/tmp/stencil_1d-racecheck|./stencil_1d|g' || true
+    } > ../docs/runs/h200/side/racecheck-stencil_1d.log)
 echo "refresh_docs: 4/5 regenerate the marked blocks"
 .venv/bin/python scripts/docs.py update --build "$build"
 echo "refresh_docs: 5/5 check"

@@ -14,7 +14,7 @@ tables are made from programs.json and results.json, and a program that the resu
 not hold is shown as "not in this results run".
 
 The functions live in docs/gen/: core.py (shared by every handout) and one module per
-handout that has functions of its own (ch04, ch05, ch06, ch07, instructors, readme) and
+handout that has functions of its own (ch03, ch04, ch05, ch06, ch07, instructors, readme) and
 ladders.py (the progress tables at the top of chapters 3, 4 and 6, from ladders.json); the
 blocks of chapter 2 use the core alone. This module gathers them under one name, `g`, and holds the CI times
 (README.md, docs/ci.md) itself.
@@ -29,6 +29,7 @@ import cog  # provided by cogapp while it runs a generator
 
 from gen.core import *  # noqa: F401,F403
 from gen.core import _median, _row_key, _tour, _tour_folder  # noqa: F401
+from gen.ch03 import *  # noqa: F401,F403
 from gen.ch04 import *  # noqa: F401,F403
 from gen.ch04 import _wgmma_log  # noqa: F401
 from gen.ch05 import *  # noqa: F401,F403
