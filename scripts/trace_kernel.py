@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Which thread touches which element: a trace of a program's own kernel, and its picture.
 
-    scripts/trace_kernel.py PROGRAM [--out DIR] [--plant MUTANT] [-- ARGS...]
+    scripts/trace_kernel.py PROGRAM [--out DIR] [--plant BUG] [-- ARGS...]
         records every memory access of PROGRAM's kernel (one launch) at the size ARGS give
         (default: the first `run:` line of its trace patch), on the GPU, prints a summary
         (accesses per array; sectors or bank passes per warp request) and draws it:
         DIR/PROGRAM.csv (one row per access) and DIR/PROGRAM.png (default DIR: trace-out/).
-        --plant applies a planted bug of tests/mutants/ first. Programs with a trace patch:
-        VA-GPU-11, VA-GPU-N1, VA-GPU-NN, reduction, Dot-SM-Warp, stencil_1d, MM-GPU-GM,
-        MM-GPU-SM, MM-GPU-RT, ray, ray_noconst. Example:
-            scripts/trace_kernel.py VA-GPU-NN -- --n 24 --blocks 3 --threads 4
+        --plant applies a planted bug first: a file of tests/mutants/, or a .bug file of
+        tools/trace/patches/ (a bug only a trace shows). This script's options go before
+        `--` (before or after PROGRAM); the program's own after it. Programs with a trace
+        patch: VA-GPU-11, VA-GPU-N1, VA-GPU-NN, reduction, Dot-SM-Warp, stencil_1d, MM-GPU-GM,
+        MM-GPU-SM, MM-GPU-RT, MM-GPU-WGMMA, ray, ray_noconst. Example:
+            scripts/trace_kernel.py VA-GPU-NN --out trace-out -- --n 24 --blocks 3 --threads 4
 
     scripts/trace_kernel.py list                       the traces, their checks and the pictures
     scripts/trace_kernel.py record DIR [NAME...]       (GPU) the handouts' traces, DIR/NAME.csv.gz
@@ -66,6 +68,7 @@ STUDENT_PICTURE = {
     "MM-GPU-GM": ("warp_sectors", {"panels": [["MM-GPU-GM", "M"], ["MM-GPU-GM", "N"]]}),
     "MM-GPU-SM": ("tile_phases", {"block": (0, 0)}),
     "MM-GPU-RT": ("owner_map", {"array": "P", "block": (0, 0), "threads": [0, 1]}),
+    "MM-GPU-WGMMA": ("swizzle", {"array": "A"}),
     "Dot-SM-Warp": ("shuffle_rounds", {"array": "v", "block": 0, "warp": 0}),
     "ray": ("lane_steps", {"array": "s"}),
     "ray_noconst": ("lane_steps", {"array": "s"}),
@@ -101,8 +104,9 @@ def build(patch, plant, workdir, arch):
     standalone nvcc line. Returns the executable's path; raises RuntimeError on failure."""
     m = parse_patch(patch)
     text = None
-    if plant:
-        text = mutant.patched_text(mutant.parse(REPO / "tests" / "mutants" / plant))
+    if plant:  # a .bug file of tools/trace/patches/ (a trace patch's format) or a .mutant
+        text = mutant.patched_text(parse_patch(PATCHES / plant) if plant.endswith(".bug")
+                                   else mutant.parse(REPO / "tests" / "mutants" / plant))
     text = mutant.patched_text(m, text)
     tree = Path(workdir) / "tree"
     for part in ("common", m["chapter"], "tools/trace"):
@@ -114,7 +118,8 @@ def build(patch, plant, workdir, arch):
     out = line.index("-o")
     line[out + 1] = str(exe)
     number = mutant.arch_flags(arch)
-    line += number if number else (["-arch=native"] if arch == "native" else [])
+    if not any(w.startswith("-arch") for w in line):  # a line naming its target keeps it (sm_90a)
+        line += number if number else (["-arch=native"] if arch == "native" else [])
     cwd = (tree / m["source"]).parent
     done = subprocess.run(line, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -315,8 +320,11 @@ def cmd_program(program, args, out, arch, plant=None):
             return EXIT_FAILED
     print(output.rstrip())
     rows = tracelib.load(csv_path)
-    summary(rows)
     kind, kwargs = STUDENT_PICTURE[program]
+    if kind == "swizzle":  # the trace's reads are the read-back, not the kernel's: the layout
+        print("  " + tracelib.check_swizzle(rows, kwargs["array"])[1])
+    else:
+        summary(rows)
     if kind in ("tile_phases", "owner_map"):  # the matrices' width, from P's last element
         kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
     png = out / f"{program}.png"
@@ -347,21 +355,45 @@ def summary(rows):
               f"accesses, {len(reqs)} warp requests; {detail}")
 
 
+OWN_OPTIONS = ("--out", "--arch", "--plant")
+
+
+def student_command(argv):
+    """`trace_kernel.py [OPTIONS] PROGRAM [OPTIONS] [-- ARGS]`: this script's options go before
+    `--` (before or after PROGRAM), the program's own after it. One of ours after `--` is a
+    mistake the program would only reject as an unknown option: say where it goes."""
+    ours, theirs = argv, []
+    if "--" in argv:  # what follows "--" is the program's own command line
+        ours, theirs = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    misplaced = [a for a in theirs if a.split("=")[0] in OWN_OPTIONS]
+    if misplaced:
+        print(f"trace: {misplaced[0].split('=')[0]} is an option of trace_kernel.py, not of the "
+              "program: put it before `--`, e.g. scripts/trace_kernel.py PROGRAM "
+              f"{misplaced[0].split('=')[0]} ... -- ARGS", file=sys.stderr)
+        return EXIT_USAGE
+    parser = argparse.ArgumentParser(prog="trace_kernel.py", usage="%(prog)s [--out DIR] "
+                                     "[--arch ARCH] [--plant MUTANT] PROGRAM [-- PROGRAM'S "
+                                     "OPTIONS]")
+    parser.add_argument("program")
+    parser.add_argument("--out", default="trace-out")
+    parser.add_argument("--arch", default=os.environ.get("CUDAARCHS", "native"))
+    parser.add_argument("--plant", help="a planted bug to apply first: a file of tests/mutants/ "
+                        "(e.g. ch02_vector_add/VA-GPU-NN.document_block_index.mutant) or a "
+                        ".bug file of tools/trace/patches/")
+    opts = parser.parse_args(ours)
+    return cmd_program(opts.program, theirs, opts.out, opts.arch, opts.plant)
+
+
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] not in ("list", "record", "draw", "check", "test") \
-            and not sys.argv[1].startswith("-"):
-        ours, theirs = sys.argv[1:], []
-        if "--" in ours:  # what follows "--" is the program's own command line
-            ours, theirs = ours[:ours.index("--")], ours[ours.index("--") + 1:]
-        parser = argparse.ArgumentParser(prog="trace.py PROGRAM", usage="%(prog)s "
-                                         "[--out DIR] [--arch ARCH] [-- PROGRAM'S OPTIONS]")
-        parser.add_argument("program")
-        parser.add_argument("--out", default="trace-out")
-        parser.add_argument("--arch", default=os.environ.get("CUDAARCHS", "native"))
-        parser.add_argument("--plant", help="a planted bug of tests/mutants/ to apply first, "
-                            "e.g. ch02_vector_add/VA-GPU-NN.document_block_index.mutant")
-        opts = parser.parse_args(ours)
-        return cmd_program(opts.program, theirs, opts.out, opts.arch, opts.plant)
+    commands = ("list", "record", "draw", "check", "test")
+    words = [a for a in sys.argv[1:sys.argv.index("--") if "--" in sys.argv else None]
+             if not a.startswith("-")]
+    # the student's command: its first word that is not an option (nor an option's value)
+    values = {sys.argv[k + 1] for k, a in enumerate(sys.argv[:-1])
+              if a in OWN_OPTIONS + ("--traces",)}
+    first = next((w for w in words if w not in values), None)
+    if first is not None and first not in commands:
+        return student_command(sys.argv[1:])
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["list", "record", "draw", "check", "test"])
