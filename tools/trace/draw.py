@@ -15,6 +15,9 @@
     halo          a block's shared array: which element of the input each slot holds, who
                   loaded it, and which slots one thread's stencil reads
     lane_steps    one warp: the element each lane reads at each step of its loop
+    swizzle       a slice in shared memory as the TMA unit laid it out: rows of 128 bytes,
+                  each 16-byte chunk labelled with the row and chunk of the matrix it holds;
+                  one panel per trace, side by side
 Each returns the figure; the caller saves it.
 """
 import textwrap
@@ -459,5 +462,54 @@ def halo(traces, shared, source, block, titles, show=10):
     return fig
 
 
-KINDS = {"shuffle_rounds": shuffle_rounds, "halo": halo, "owner_map": owner_map, "lane_steps": lane_steps, "index_map": index_map, "pass_map": pass_map, "tree_steps": tree_steps,
+def swizzle(traces, array, titles, rows=8):
+    """One panel per trace: the first ROWS row slots of ARRAY's slice in shared memory, 8 chunk
+    slots of 16 bytes each (4 banks); each slot labelled with the (row, chunk) of the slice it
+    holds and coloured by that chunk (a row stays in its own line either way: the colours show
+    where its chunks went); the slots holding chunk 0 (what wgmma reads first) framed."""
+    fig, axes = plt.subplots(1, len(traces), figsize=(6.4 * len(traces), 0.72 * rows + 2.4),
+                             squeeze=False)
+    for ax, (name, trace), title in zip(axes[0], traces, titles):
+        places = tracelib.swizzle_places(trace, array)
+        size = next(r["size"] for r in trace if r["array"] == array)
+        per_chunk = tracelib.CHUNK // size
+        held = {(slot, place): (row, chunk) for row, chunk, slot, place in places}
+        for (slot, place), (row, chunk) in held.items():
+            if slot >= rows:
+                continue
+            first = chunk == 0
+            ax.add_patch(Rectangle((place + 0.04, slot + 0.06), 0.92, 0.88,
+                                   facecolor=PALETTE[2 * chunk + 1], edgecolor="black",
+                                   linewidth=2.2 if first else 0.4))
+            ax.text(place + 0.5, slot + 0.32, f"chunk {chunk}", ha="center", va="center",
+                    fontsize=7.5, fontweight="bold" if first else "normal")
+            ax.text(place + 0.5, slot + 0.68, f"row {row}\nk {chunk * per_chunk}-"
+                    f"{chunk * per_chunk + per_chunk - 1}", ha="center", va="center",
+                    fontsize=6.2, linespacing=0.95)
+        ax.set_xlim(0, 8)
+        ax.set_ylim(rows, 0)
+        ax.set_xticks([c + 0.5 for c in range(8)],
+                      [f"bytes {16 * c}-{16 * c + 15}\nbanks {4 * c}-{4 * c + 3}"
+                       for c in range(8)], fontsize=6.2)
+        ax.xaxis.set_ticks_position("top")
+        ax.set_yticks([r + 0.5 for r in range(rows)],
+                      [f"line {r}\nbytes {128 * r}-{128 * r + 127}" for r in range(rows)],
+                      fontsize=6.5)
+        ax.tick_params(length=0)
+        groups = sorted({place for row, chunk, slot, place in places
+                         if chunk == 0 and row < 8})
+        spread = ("chunk 0 of rows 0-7 (framed): " + (
+            "8 different groups of 4 banks" if len(groups) == 8 else
+            f"banks {4 * groups[0]}-{4 * groups[0] + 3} for all 8" if len(groups) == 1 else
+            f"{len(groups)} groups of 4 banks"))
+        ax.set_title(f"{title}\n{spread}", fontsize=8.5, loc="left")
+    note = ("Shared memory, 128 bytes a line (a row of the slice: 32 TF32 or 64 BF16 values of "
+            "K). Each box is 16 bytes, named and coloured by the chunk of the row it holds (k: "
+            "its elements along K).")
+    fig.supxlabel("\n".join(textwrap.wrap(note, int(fig.get_size_inches()[0] * 15))), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+KINDS = {"swizzle": swizzle, "shuffle_rounds": shuffle_rounds, "halo": halo, "owner_map": owner_map, "lane_steps": lane_steps, "index_map": index_map, "pass_map": pass_map, "tree_steps": tree_steps,
          "warp_sectors": warp_sectors, "tile_phases": tile_phases}

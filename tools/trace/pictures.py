@@ -31,6 +31,9 @@ TRACES = {
                        "env": {"TRACE_ONLY": "W", "TRACE_SAMPLE": "64"}},
     "Dot-SM-Warp": {"patch": "ch03_dot_product/Dot-SM-Warp.trace",
                     "args": "--n 512 --blocks 1 --threads 64 --repeats 1"},
+    "Dot-SM-Warp.one_round_short": {"patch": "ch03_dot_product/Dot-SM-Warp.trace",
+                                    "plant": "ch03_dot_product/Dot-SM-Warp.one_round_short.bug",
+                                    "args": "--n 512 --blocks 1 --threads 64 --repeats 1"},
     # chapter 3: the two trees, and a planted bug with bank conflicts
     "reduction.interleaved-shared": {"patch": "ch03_dot_product/reduction.trace",
                                      "args": "--kernel interleaved-shared --n 128 --threads 128 "
@@ -53,6 +56,12 @@ TRACES = {
                                 "plant": "ch04_matmul/MM-GPU-SM.document_grid.mutant",
                                 "args": "--width 40 --repeats 1"},
     "MM-GPU-RT": {"patch": "ch04_matmul/MM-GPU-RT.trace", "args": "--width 128 --repeats 1"},
+    # the 128-byte swizzle: block (0, 0)'s first A slice as TMA laid it out, and without swizzle
+    "MM-GPU-WGMMA": {"patch": "ch04_matmul/MM-GPU-WGMMA.trace",
+                     "args": "--width 128 --precision tf32 --step 1 --repeats 1"},
+    "MM-GPU-WGMMA.unswizzled": {"patch": "ch04_matmul/MM-GPU-WGMMA.trace",
+                                "plant": "ch04_matmul/MM-GPU-WGMMA.unswizzled.bug",
+                                "args": "--width 128 --precision tf32 --step 1 --repeats 1"},
     # chapter 5: the spheres a warp reads at each step, the same one or a different one per lane
     "ray": {"patch": "ch05_raytrace/ray.trace",
             "args": "--dim 32 --spheres 8 --output traced.ppm --repeats 1"},
@@ -79,6 +88,9 @@ CHECKS = {
                              ("packed_warps", ("cache",), True)],
     "reduction.strided_tree": [("no_bank_conflicts", ("cache",), False)],
     "stencil_1d": [("written_once", ("out", 1000), True)],
+    # each warp_sum: lane l gets lane l + 16, + 8, ... + 1; a loop one round short is caught
+    "Dot-SM-Warp": [("shuffle", ("v",), True)],
+    "Dot-SM-Warp.one_round_short": [("shuffle", ("v",), False)],
     # a warp reads 32 consecutive floats of N (4 sectors) and one float of M (1 sector)
     "MM-GPU-GM": [("sectors", ("N", 4), True), ("sectors", ("M", 1), True),
                   ("written_once", ("P", 1600), True)],
@@ -87,6 +99,9 @@ CHECKS = {
                   ("sectors", ("N", 4), True)],
     "MM-GPU-SM.document_grid": [("written_once", ("P", 1600), False)],
     "MM-GPU-RT": [("written_once", ("P", 16384), True)],
+    # chunk c of row r at chunk c XOR (r mod 8): the swizzle TMA wrote, and a map without it
+    "MM-GPU-WGMMA": [("swizzle", ("A",), True)],
+    "MM-GPU-WGMMA.unswizzled": [("swizzle", ("A",), False)],
     # every lane of a warp reads the same sphere at a step (one constant-cache broadcast), or,
     # with --divergent, 8 different ones (as many as there are spheres)
     "ray": [("elements_per_request", ("s", 1), True)],
@@ -141,6 +156,13 @@ PICTURES = [
     {"png": "ch04_register_tile.png", "kind": "owner_map", "traces": ["MM-GPU-RT"],
      "titles": ["MM-GPU-RT --width 128: block (0, 0) writes a 64 x 128 tile of P with 128 threads"],
      "args": {"array": "P", "width": 128, "block": [0, 0], "threads": [0, 1, 16]}},
+    {"png": "ch04_swizzle.png", "kind": "swizzle",
+     "traces": ["MM-GPU-WGMMA", "MM-GPU-WGMMA.unswizzled"],
+     "titles": ["MM-GPU-WGMMA --width 128 --precision tf32 --step 1: block (0, 0)'s first A "
+                "slice\nas the TMA unit wrote it (CU_TENSOR_MAP_SWIZZLE_128B)",
+                "a planted bug (tools/trace/patches/ch04_matmul/MM-GPU-WGMMA.unswizzled.bug):"
+                "\nthe same slice with CU_TENSOR_MAP_SWIZZLE_NONE"],
+     "args": {"array": "A"}},
     {"png": "ch05_sphere_reads.png", "kind": "lane_steps",
      "traces": ["ray", "ray.divergent", "ray_noconst", "ray_noconst.divergent"],
      "titles": ["ray --dim 32 --spheres 8 (constant memory)",

@@ -188,7 +188,100 @@ def check_elements_per_request(rows, array, expected):
     return ok, f"{array}: {found} (expected: every one {expected})"
 
 
-CHECKS = {"elements_per_request": check_elements_per_request, "written_once": check_written_once, "sectors": check_sectors,
+CHUNK = 16  # bytes: the unit the 128-byte swizzle moves
+
+
+def swizzle_places(rows, array, row_bytes=128):
+    """The slice ARRAY as the TMA unit laid it out (trace patch MM-GPU-WGMMA): [(row, chunk,
+    slot, place)] for each recorded element: its row of the slice and 16-byte chunk in that row
+    (from the index, row * K + k, K = ROW_BYTES / size), and where it lies: the row slot and the
+    chunk slot of its byte counted from the slice's start (the lowest byte recorded)."""
+    mine = [r for r in rows if r["array"] == array and r["index"] >= 0]
+    if not mine:
+        return []
+    base = min(r["byte"] for r in rows if r["array"] == array)
+    out = []
+    for r in mine:
+        row, k = divmod(r["index"], row_bytes // r["size"])
+        offset = r["byte"] - base
+        out.append((row, k * r["size"] // CHUNK, offset // row_bytes,
+                    offset % row_bytes // CHUNK))
+    return out
+
+
+def check_swizzle(rows, array, row_bytes=128):
+    """The documented 128-byte swizzle (CUTLASS's Swizzle<3,4,3>): row r of the slice lies in
+    row slot r, and its 16-byte chunk c in chunk slot c XOR (r mod 8), so that each 8-row
+    group's chunks fill every slot once and the same chunk of 8 rows falls into 8 different
+    groups of 4 banks. And the slice starts on 1024 bytes (the swizzle reads the address)."""
+    places = swizzle_places(rows, array, row_bytes)
+    if not places:
+        return False, f"{array}: no element recorded"
+    base = min(r["byte"] for r in rows if r["array"] == array)
+    wrong = [p for p in places if p[2] != p[0] or p[3] != p[1] ^ (p[0] % 8)]
+    ok = not wrong and base % 1024 == 0
+    what = (f"{array}: {len(places) - len(wrong)} of {len(places)} elements at chunk XOR "
+            f"(row mod 8), the slice at shared byte {base} ({'' if base % 1024 == 0 else 'not '}"
+            "a multiple of 1024)")
+    if wrong:
+        row, chunk, slot, place = wrong[0]
+        what += (f"; first elsewhere: row {row} chunk {chunk} in row slot {slot} chunk slot "
+                 f"{place}, not {chunk ^ (row % 8)}")
+    return ok, what
+
+
+def shuffle_rounds(rows, array):
+    """{(block, warp): [(step, offset, {lane: the lane whose value it received})]} of the
+    shuffles recorded as ARRAY (TRACE_LANE), in step order; offset: from - lane of the lanes
+    that received another lane's value (None when every lane kept its own)."""
+    got = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if r["array"] == array and r["space"] == "register":
+            got[(block_of(r), r["warp"])][r["step"]][r["lane"]] = r["index"]
+    out = {}
+    for key, steps in got.items():
+        out[key] = []
+        for step in sorted(steps):
+            moved = {f - l for l, f in steps[step].items() if f != l}
+            out[key].append((step, moved.pop() if len(moved) == 1 else None, steps[step]))
+    return out
+
+
+def check_shuffle(rows, array):
+    """Every warp_sum of the trace (its rounds: the steps until the offset grows again) is the
+    tree the handout draws: offsets 16, 8, 4, 2, 1, lane l receiving lane l + offset's value
+    (its own where l + offset >= 32), and the lanes whose value reaches lane 0 halving from
+    32 to 1: 32 before round 0, 16 before round 1, ... (from the trace, round by round)."""
+    bad, sums = [], 0
+    for (block, warp), rounds in sorted(shuffle_rounds(rows, array).items()):
+        calls, call = [], []
+        for step, offset, sources in rounds:
+            if call and (offset is None or call[-1][1] is None or offset > call[-1][1]):
+                calls.append(call)
+                call = []
+            call.append((step, offset, sources))
+        calls.append(call)
+        for call in calls:
+            sums += 1
+            offsets = [o for _, o, _ in call]
+            wrong = [(s, l, f) for s, o, src in call for l, f in src.items()
+                     if o is None or f != (l + o if l + o < 32 else l)]
+            needed, reach = {0}, []
+            for _, _, src in reversed(call):  # the lanes whose value ends in lane 0
+                needed = needed | {src[l] for l in needed if l in src}
+                reach.append(len(needed))
+            reach = reach[::-1] + [1]
+            if offsets != [16, 8, 4, 2, 1] or wrong or reach != [32, 16, 8, 4, 2, 1]:
+                bad.append(f"block {block[0]} warp {warp} steps {call[0][0]}-{call[-1][0]}: "
+                           f"offsets {offsets}, lanes reaching lane 0 {reach}"
+                           + (f", lane {wrong[0][1]} got lane {wrong[0][2]}'s value" if wrong
+                              else ""))
+    ok = sums > 0 and not bad
+    return ok, (f"{array}: {sums} warp sums, each offsets 16, 8, 4, 2, 1 and 32, 16, 8, 4, 2, 1 "
+                "lanes reaching lane 0" if ok else f"{array}: " + "; ".join(bad[:2]))
+
+
+CHECKS = {"shuffle": check_shuffle, "swizzle": check_swizzle, "elements_per_request": check_elements_per_request, "written_once": check_written_once, "sectors": check_sectors,
           "no_bank_conflicts": check_no_bank_conflicts, "packed_warps": check_packed_warps}
 
 
