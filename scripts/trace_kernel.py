@@ -325,6 +325,11 @@ def cmd_program(program, args, out, arch, plant=None):
         print("  " + tracelib.check_swizzle(rows, kwargs["array"])[1])
     else:
         summary(rows)
+    if kind == "index_map" and "--n" in shlex.split(args):  # the length, unwritten ones too
+        words = shlex.split(args)
+        if words.index("--n") + 1 < len(words) and words[words.index("--n") + 1].isdigit():
+            kwargs = dict(kwargs, count=int(words[words.index("--n") + 1]))
+            print("  " + tracelib.check_written_once(rows, kwargs["array"], kwargs["count"])[1])
     if kind in ("tile_phases", "owner_map"):  # the matrices' width, from P's last element
         kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
     png = out / f"{program}.png"

@@ -49,12 +49,13 @@ def _threads_per_block(rows):
     return max(r["thread_x"] for r in rows) + 1
 
 
-def index_map(traces, array, columns, titles):
-    """traces: [(name, rows)]; draws the first."""
+def index_map(traces, array, columns, titles, count=None):
+    """traces: [(name, rows)]; draws the first. COUNT: the array's length (default: up to
+    its last element written; a bug may leave the last ones unwritten)."""
     name, rows = traces[0]
     writes = _writes(rows, array)
     per_block = _threads_per_block(rows)
-    n = max(r["index"] for r in writes) + 1
+    n = max([r["index"] + 1 for r in writes] + [count or 0])
     passes = sorted({r["step"] for r in writes})
     one_panel = len(passes) > 4
     panels = [None] if one_panel else passes
@@ -67,20 +68,28 @@ def index_map(traces, array, columns, titles):
         ax.set_ylim(rows_of_cells, 0)
         ax.set_aspect("equal")
         ax.axis("off")
-        done = {}
+        done, writers = {}, defaultdict(list)
         for r in writes:
             if p is None or r["step"] <= p:
                 done[r["index"]] = r
+                writers[r["index"]].append(r)
         for i in range(n):
             x, y = i % columns, i // columns
             r = done.get(i)
             now = r is not None and (p is None or r["step"] == p)
             colour = _thread_colour(r["block_x"] * per_block + r["thread_x"]) if now else (
                 GREY if r is not None else "white")
+            twice = len(writers[i]) > 1  # a bug: drawn with a red frame and every writer
             ax.add_patch(Rectangle((x + 0.03, y + 0.03), 0.94, 0.94, facecolor=colour,
-                                   edgecolor="black", linewidth=0.6))
+                                   edgecolor="#d7191c" if twice else "black",
+                                   linewidth=2.4 if twice else 0.6))
             ax.text(x + 0.5, y + 0.2, f"{array}[{i}]", ha="center", va="center", fontsize=6.5)
-            if r is not None:
+            if twice:
+                label = f"written {len(writers[i])}x:\n" + "\n".join(
+                    f"b{w['block_x']} t{w['thread_x']} p{w['step']}" for w in writers[i][:3])
+                ax.text(x + 0.5, y + 0.62, label, ha="center", va="center", fontsize=5.5,
+                        linespacing=0.9)
+            elif r is not None:
                 label = (f"block {r['block_x']}\nthread {r['thread_x']}" if blocks > 1
                          else f"thread {r['thread_x']}")
                 if p is None:
@@ -96,6 +105,13 @@ def index_map(traces, array, columns, titles):
                for r in writes for a in sorted({q["array"] for q in rows if q["rw"] == "R"}))
     note = (f"Each box is one element {array}[i], named by the thread that wrote it"
             + (" (the same thread read a[i] and b[i] just before)." if same and readers else "."))
+    counts = defaultdict(int)
+    for r in writes:
+        counts[r["index"]] += 1
+    if any(c > 1 for c in counts.values()):
+        note += " Red frame: written more than once (b block, t thread, p pass)."
+    if any(counts[i] == 0 for i in range(n)):
+        note += " White: never written."
     width = int(fig.get_size_inches()[0] * 13)  # characters of 9.5-point text a line holds
     fig.suptitle("\n".join(textwrap.wrap(titles[0], width) + textwrap.wrap(note, width)),
                  fontsize=9.5, x=0.01, ha="left")
