@@ -1,38 +1,63 @@
 #!/usr/bin/env bash
-# README command 2: build everything and run every test, then summarise: how many
-# passed, failed and were skipped, and why each group was skipped.
-# Without a GPU, the GPU tests are skipped and say why; the run still passes.
+# README command 2: build everything and run every test, then summarise: how many passed, failed
+# and were skipped, and why each group was skipped. Without a GPU, the GPU tests are skipped and
+# say why; the run still passes.
 #   scripts/test.sh                 presets "default": build/, the tree the tour uses too
 #   scripts/test.sh --preset ci     warnings as errors (build-ci/), as .ci/run runs it
 #   scripts/test.sh --preset gpu    a GPU CI runner: no GPU is a failure (build-gpu/)
 #   scripts/test.sh -R VA-GPU-NN    anything else goes to ctest: here, one program's tests
-# Each run writes a JUnit report, <build folder>/junit.xml, and how long each step took,
-# <build folder>/times.json (tools/ci_record.py keeps it as the record README's times come from).
+# The planted bugs (tests/mutants) are the tests of the tests: each plants a bug in a copy of a
+# program and shows that its checks catch it. They are a tier of their own, for maintainers and
+# GPU CI, not part of command 2:
+#   scripts/test.sh --planted-bugs [--preset P]   builds them (cmake target `mutants`) in the same
+#       build folder and runs them with their controls (test presets *planted-bugs); it fails when
+#       a planted bug survives or a control fails. Without a GPU it only compiles them (the check
+#       that every patch still applies and compiles) and their tests skip.
+# Each run writes a JUnit report, <build folder>/junit.xml (junit-planted-bugs.xml), and how long
+# each step took, <build folder>/times.json (times-planted-bugs.json; tools/ci_record.py keeps it
+# as the record README's times come from).
 # With CUDA_EXAMPLES_REQUIRE_GPU=1 (the gpu presets set it), the only skips allowed are the tests
 # that need more GPUs than the machine has; any other skip fails the run, named.
-# CUDA_EXAMPLES_MUTANTS=off (or -DCUDA_EXAMPLES_MUTANTS=off) leaves the planted bugs out: the
-# quickest run on a machine without a GPU, which can only compile them.
+# CUDA_EXAMPLES_MUTANTS=off (or -DCUDA_EXAMPLES_MUTANTS=off) leaves the planted bugs out of the
+# configure step too (then --planted-bugs has nothing to run).
 #   scripts/test.sh --preset gpu --pass side     the same run in two commands, for a machine whose
 #   scripts/test.sh --preset gpu --pass lesson   commands are limited in time: set up, build and
 #       the side-by-side pass; then the second pass (lessons, lab self-tests) and the summary of
-#       both (times.json: the sums)
+#       both (times.json: the sums). --planted-bugs works the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=default
 pass=both
+planted=0
 while [ $# -gt 0 ]; do
   case $1 in
     --preset) preset=${2:?--preset needs a name}; shift 2 ;;
     --pass) pass=${2:?--pass needs side or lesson}; shift 2 ;;
+    --planted-bugs) planted=1; shift ;;
     *) break ;;
   esac
 done
 case $pass in both | side | lesson) ;; *) echo "test.sh: --pass is side or lesson, not $pass" >&2; exit 2 ;; esac
+if [ $planted = 1 ] && [ "${CUDA_EXAMPLES_MUTANTS:-}" = off ]; then
+  echo "test.sh: --planted-bugs with CUDA_EXAMPLES_MUTANTS=off: there is nothing to run" >&2
+  exit 2
+fi
 [ -x "$(command -v nvcc)" ] || export PATH=/usr/local/cuda/bin:$PATH
-junit=$(python3 scripts/test_summary.py --preset "$preset" --where 2>/dev/null || true)
+# The test preset: the configure and build presets' name, or its planted-bugs twin
+# (CMakePresets.json: "planted-bugs", "ci-planted-bugs", "gpu-planted-bugs").
+tests=$preset suffix=""
+if [ $planted = 1 ]; then
+  if [ "$preset" = default ]; then tests=planted-bugs; else tests=$preset-planted-bugs; fi
+  suffix=-planted-bugs
+fi
+junit=$(python3 scripts/test_summary.py --preset "$tests" --where 2>/dev/null || true)
+if [ -z "$junit" ] && [ $planted = 1 ] && ! python3 scripts/test_summary.py --preset "$tests" --where >/dev/null 2>&1; then
+  echo "test.sh: no test preset $tests in CMakePresets.json for --planted-bugs --preset $preset" >&2
+  exit 2
+fi
 build_dir=$(dirname "${junit:-build/junit.xml}")
 # --pass side leaves for --pass lesson: its phases and exit status (test-side.env), and ctest's log.
-side_env=$build_dir/test-side.env
+side_env=$build_dir/test-side$suffix.env
 if [ "$pass" = lesson ] && [ ! -f "$side_env" ]; then
   echo "test.sh: --pass lesson follows --pass side in the same build folder ($side_env is missing)" >&2
   exit 2
@@ -50,17 +75,25 @@ configure_args=()
 cmake --preset "$preset" "${configure_args[@]}"
 t2=$(now)
 cmake --build --preset "$preset" -j "$jobs"
+if [ $planted = 1 ]; then
+  # Not part of `all`: the patched copies, built like the real programs (without a GPU only
+  # compiled, to PTX: tests/mutants/README.md). The build is the proof that every patch applies
+  # and compiles. Their compiler warnings are expected: a planted bug often leaves a variable
+  # unused or a value unread, and the patched copies never build with -Werror.
+  echo "test.sh: building the planted bugs (target mutants); their warnings are expected (a planted bug often leaves something unused)"
+  cmake --build --preset "$preset" -j "$jobs" --target mutants
+fi
 t3=$(now)
 status=0
 if [ "$pass" = lesson ]; then
   # shellcheck source=/dev/null
   . "$side_env"   # side_phases=(...), side_status
-  log=$build_dir/test-side.log
+  log=$build_dir/test-side$suffix.log
 else
   [ -n "$junit" ] && rm -f "$junit"   # a report left from an earlier run must not be summarised
   rm -f "$side_env"
   side_phases=()
-  if [ "$pass" = side ]; then log=$build_dir/test-side.log && : >"$log"; else log=$(mktemp); fi
+  if [ "$pass" = side ]; then log=$build_dir/test-side$suffix.log && : >"$log"; else log=$(mktemp); fi
 fi
 # ctest ends with a list of every skipped test, one line each (hundreds without a GPU); the
 # summary below replaces it with the reasons. Everything else ctest prints is kept.
@@ -80,15 +113,15 @@ set +e
 # has the GPU to itself: the first pass runs everything else side by side, where a program only
 # reports its lessons (CUDA_EXAMPLES_LESSONS=report). The second runs the lesson tests (label
 # lesson: the lesson runs, the planted bugs that break a lesson or print an impossible rate, and
-# their controls) one at a time, then the lab self-tests (label lab) beside one another: each
+# their controls, in --planted-bugs) one at a time, then the lab self-tests (label lab) beside one another: each
 # grader times submissions against the reference, and a lock keeps their speed gates apart, but
 # a dozen other tests on the GPU made an honest solution miss its gate.
 # The first pass leaves both out by name: ctest ignores -LE where the test preset has an exclude
-# label of its own (ours leave out "sanitize"; so CMake 3.25 and 4.4 both do), and
+# label of its own (ours leave out "sanitize" and "mutant"; so CMake 3.25 and 4.4 both do), and
 # "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
 if [ "$pass" != lesson ]; then
-  second=$(python3 scripts/test_summary.py --preset "$preset" --second-pass-regex 2>/dev/null || true)
-  CUDA_EXAMPLES_LESSONS=report ctest --preset "$preset" -j "$jobs" ${second:+-E "$second"} "$@" 2>&1 |
+  second=$(python3 scripts/test_summary.py --preset "$tests" --second-pass-regex 2>/dev/null || true)
+  CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" ${second:+-E "$second"} "$@" 2>&1 |
     tee "$log" | drop_did_not_run
   status=${PIPESTATUS[0]}
 fi
@@ -97,29 +130,31 @@ if [ "$pass" = side ]; then
   set -e
   { echo "side_phases=(--phase setup=$t0:$t1 --phase configure=$t1:$t2 --phase build=$t2:$t3 --phase tests=$t3:$t4)"
     echo "side_status=$status"; } >"$side_env"
-  echo "test.sh: the side-by-side pass is done (exit $status); scripts/test.sh --preset $preset --pass lesson runs the rest"
+  echo "test.sh: the side-by-side pass is done (exit $status); scripts/test.sh --preset $preset${suffix:+ --planted-bugs} --pass lesson runs the rest"
   exit $status
 fi
 [ "$pass" = lesson ] && [ "$side_status" != 0 ] && status=1
-lesson_junit=$(realpath -m "$build_dir/junit-lesson.xml")
+lesson_junit=$(realpath -m "$build_dir/junit-lesson$suffix.xml")
 lab_junit=$(realpath -m "$build_dir/junit-lab.xml")
 rm -f "$lesson_junit" "$lab_junit"
 echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
-ctest --preset "$preset" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
+ctest --preset "$tests" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
   tee -a "$log" | drop_did_not_run
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
-echo "The lab self-tests, beside one another (their graders time submissions):"
-ctest --preset "$preset" -j "$jobs" -L '^lab$' --no-tests=ignore --output-junit "$lab_junit" "$@" 2>&1 |
-  tee -a "$log" | drop_did_not_run
-[ "${PIPESTATUS[0]}" = 0 ] || status=1
+if [ $planted = 0 ]; then
+  echo "The lab self-tests, beside one another (their graders time submissions):"
+  ctest --preset "$tests" -j "$jobs" -L '^lab$' --no-tests=ignore --output-junit "$lab_junit" "$@" 2>&1 |
+    tee -a "$log" | drop_did_not_run
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
 set -e
 t4=$(now)
 if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
   # environment too, and then fails the run on any skip but "needs N GPUs". With --pass lesson,
   # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
-  python3 scripts/test_summary.py --preset "$preset" --also "$lesson_junit" --also "$lab_junit" --ctest-log "$log" \
-    --times "$build_dir/times.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
+  python3 scripts/test_summary.py --preset "$tests" --also "$lesson_junit" --also "$lab_junit" --ctest-log "$log" \
+    --times "$build_dir/times$suffix.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
     --phase "configure=$t1:$t2" --phase "build=$t2:$t3" --phase "tests=$t3:$t4" ||
     { rc=$?; if [ $rc = 1 ]; then status=1; fi; }
 else
