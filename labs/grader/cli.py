@@ -97,14 +97,23 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                     return builder.student(lab, task, text, scratch, slot, args.build_timeout)
                 finally:
                     fence.give_slot(slot)
-            jobs = {}
+            # One build of each distinct program: the build reads nothing of the submission but
+            # the spliced text (Builder.tree), so two submissions with the same text for a task
+            # (a class's untouched skeletons; in lab.py selftest, the solution's text in every
+            # cheat that attacks another task) get the same binary, read-only to the code it runs.
+            jobs, same = {}, {}
             for i, prep in enumerate(prepared):
                 for task in lab["tasks"]:
                     text, _ = prep[task["id"]]
                     if text is not None:
-                        jobs[(i, task["id"])] = pool.submit(build, (task, text))
+                        key = (task["id"], text)
+                        if key not in same:
+                            same[key] = pool.submit(build, (task, text))
+                        jobs[(i, task["id"])] = same[key]
             built = {k: v.result() for k, v in jobs.items()}
         meta["build_s"] = round(time.time() - started, 1)
+        meta["builds"] = len(same)
+        first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
         grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
         lock = work / "perf.lock"
 
@@ -115,7 +124,8 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                 plan = {"error": error, "reference": refs[task["id"]]}
                 if text is not None:
                     binary, log, left = built[(i, task["id"])]
-                    grader.left_over += left
+                    if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
+                        grader.left_over += left
                     plan.update(binary=binary, log=log)
                 if args.build_only:
                     rows = [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
@@ -128,6 +138,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
             all_results = list(pool.map(grade_one, range(len(folders))))
         meta["left_over_processes_killed"] = grader.left_over
+        meta["speed_gates_s"], meta["speed_gate_wait_s"] = round(grader.perf_s, 1), round(grader.perf_wait_s, 1)
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -324,9 +324,11 @@ def cmd_selftest(args, grade_folders):
             required = os.environ.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
             print(f"lab.py selftest: {'FAILED' if required else 'skipped'}: cannot run here: {why}")
             return EXIT_LOST if required else EXIT_CANNOT
-        print(f"fence: {graded[0][2]['fence_detail']}")
-        print(f"{lab['chapter']}: {len(subs)} submissions graded in {took:.0f} s "
-              f"(builds {graded[0][2].get('build_s')} s; fence: {graded[0][2]['fence_detail']})")
+        m = graded[0][2]
+        print(f"fence: {m['fence_detail']}")
+        print(f"{lab['chapter']}: {len(subs)} submissions graded in {took:.0f} s (builds {m.get('build_s')} s, "
+              f"{m.get('builds')} distinct programs built; speed gates {m.get('speed_gates_s')} s, of which "
+              f"{m.get('speed_gate_wait_s')} s waiting for the lock)")
         rows = []
         for (name, folder, expect), (_, results, meta) in zip(subs, graded):
             text, total, maximum = report.table(lab, results, name)
