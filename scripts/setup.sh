@@ -76,6 +76,15 @@ fi
 # Both packages of requirements.txt: matplotlib (the plots) and cogapp (the docs check).
 has_packages() { "$1" -c 'import matplotlib, cogapp' >/dev/null 2>&1; }
 plots_ready=0
+# The tour's plots draw GPU measurements (speedups over the CPU, the roofline, transfers, the
+# timeline); without a GPU it measures MM-CPU alone, which they cannot show. So on a machine
+# where nvidia-smi lists no GPU, matplotlib is not installed for them (CI, which needs .venv/ for
+# the docs check, and CUDA_EXAMPLES_PLOTS=1 install it all the same).
+plots_wanted=1
+if [ "$what" = examples ] && [ "$strict" != 1 ] && [ "${CUDA_EXAMPLES_PLOTS:-0}" != 1 ] &&
+  ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
+  plots_wanted=0
+fi
 if [ "$what" = examples ]; then
   if ! command -v "$python" >/dev/null 2>&1; then
     say "no Python interpreter '$python': the tour needs Python 3" >&2
@@ -84,6 +93,8 @@ if [ "$what" = examples ]; then
   python=$(command -v "$python")
   if [ -x .venv/bin/python ] && has_packages .venv/bin/python; then
     plots_ready=1
+  elif [ "$plots_wanted" = 0 ]; then
+    : # nothing to install for them (below)
   elif [ ! -e .venv ] && ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     # Debian splits venv out of its python3; other interpreters (pyenv, conda) carry it.
     case $(readlink -f "$python") in
@@ -172,7 +183,10 @@ pip_progress() {
   line_awk '/^ *(Downloading|Using cached) / { sub(/^ +/, ""); printf "setup:     %s\n", $0; fflush() }
        /^(Installing collected|Successfully installed|ERROR)/ { printf "setup:     %s\n", $0; fflush() }'
 }
-if [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
+if [ "$what" = examples ] && [ "$plots_ready" = 0 ] && [ "$plots_wanted" = 0 ]; then
+  say "no GPU here (nvidia-smi lists none): the tour's plots need a GPU run, so matplotlib is not"
+  say "  installed (about 40 MB download, 200 MB in .venv/); CUDA_EXAMPLES_PLOTS=1 installs it anyway"
+elif [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
   hand="$python -m venv .venv && .venv/bin/pip install -r requirements.txt"
   if [ "$no_install" != 0 ]; then
     say "matplotlib or cogapp is missing in .venv/ for $python: the tour will draw no plots"
@@ -220,7 +234,7 @@ else
   ready="nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cmake"
   [ "$what" = test ] && ready+=", GoogleTest, the window test's tools"
   ready+=", libpng, freeglut"
-  [ "$what" = examples ] && ready+=", matplotlib, cogapp"
+  [ "$what" = examples ] && [ "$plots_ready" = 1 ] && ready+=", matplotlib, cogapp"
   say "ready: $ready"
 fi
 exit 0

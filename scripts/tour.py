@@ -306,9 +306,9 @@ def table(rows, columns):
     """A plain text table: columns = [(header, function(row) -> str)]."""
     cells = [[h for h, _ in columns]] + [[f(r) for _, f in columns] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)),
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells[1:]]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells[1:]]
     return "\n".join(lines)
 
 
@@ -335,6 +335,58 @@ SUMMARY_COLUMNS = [
 ]
 
 
+def short_check(check):
+    """The check cell on screen: a skip's reason shortened (the files keep it whole)."""
+    if check.startswith("skipped: no") and "CUDA device" in check:
+        return "skip: no GPU"
+    hit = re.match(r"skipped: needs (?:at least )?(\d+) GPUs", check)
+    return f"skip: needs {hit.group(1)} GPUs" if hit else check[:18]
+
+
+def short_program(r, width=30):
+    """program [variant], cut to 30 characters with a ~ (pinned_vs_pageable [registere~])."""
+    name = r["program"] + (f" [{r['variant']}]" if r.get("variant") else "")
+    return name if len(name) <= width else name[:width - 1] + "~"
+
+
+def short_number(value):
+    """A speedup in at most 6 characters: 0.0309, 1.46, 74, 13279."""
+    if value is None:
+        return ""
+    return f"{value:.0f}" if value >= 10 else f"{value:.3g}"
+
+
+# What the terminal shows: the columns that fit in 100 (tests/docs: test_tour_screen). summary.md
+# and results.csv keep every column (SUMMARY_COLUMNS, the CSV's fields): what each program
+# teaches, end-to-end times, the theoretical peak, the lesson, each skip's whole reason.
+SCREEN_COLUMNS = [
+    ("ch", lambda r: str(r["chapter"])),
+    ("program", lambda r: short_program(r)),
+    ("kernel ms", lambda r: fmt(r.get("kernel_ms"), ".4g")),
+    ("rate", lambda r: (fmt(r.get("rate"), ".4g") + " " + r.get("unit", "")).strip()),
+    ("%ceil", lambda r: fmt(r.get("pct_measured_ceiling"), ".0f")),
+    ("check", lambda r: short_check(r.get("check", ""))),
+    ("x CPU", lambda r: short_number(r.get("speedup_vs_cpu"))),
+]
+
+
+# The published figures beside ours: every column in summary.md, the ones that fit in 100 on screen.
+DOC_COLUMNS = [("the documents (Tesla C2075)", lambda r: r["what"]),
+               ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
+               ("ours ms", lambda r: fmt(r["ours_ms"], ".4g") or "not run"),
+               ("ours measures", lambda r: r["measure"]),
+               ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g")),
+               ("their x CPU", lambda r: fmt(r["their_speedup"], "g")),
+               ("our x CPU (end to end)", lambda r: fmt(r["our_speedup"], ".4g"))]
+DOC_SCREEN_COLUMNS = [("the documents (Tesla C2075)", lambda r: r["what"]),
+                      ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
+                      ("our ms", lambda r: fmt(r["ours_ms"], ".4g") or "not run"),
+                      ("our ms is", lambda r: r["measure"].split(" (")[0].replace(", CPU", "")),
+                      ("kernel ms", lambda r: fmt(r["kernel_ms"], ".4g")),
+                      ("their xCPU", lambda r: fmt(r["their_speedup"], "g")),
+                      ("our xCPU", lambda r: short_number(r["our_speedup"]))]
+
+
 def find_record(records, program, variant=None, **size):
     for r in records:
         if r.get("program") != program or (variant and r.get("variant") != variant):
@@ -344,11 +396,15 @@ def find_record(records, program, variant=None, **size):
     return None
 
 
-def document_rows(all_records):
+def document_rows(all_records, chapters=None):
+    """The published figures beside ours; with chapters, only theirs (tour.py --chapter 2)."""
     rows = []
     cpu = find_record(all_records, "MM-CPU", None, width=1024)
     cpu_ms = (cpu.get("time_ms") or {}).get("median") if cpu else None
+    chapter_of = {p[2]: p[0] for p in PROGRAMS}
     for label, published, their_speedup, program, variant, size, measure in DOCUMENT_FIGURES:
+        if chapters and chapter_of.get(program) not in chapters:
+            continue
         r = find_record(all_records, program, variant, **size)
         ours = None
         if r is not None:
@@ -480,10 +536,13 @@ def main():
             status, seconds, records, detail = "FAIL", 0.0, [], f"not built: {binary}"
         else:
             status, seconds, records, detail = run_program(binary, use_args, os.path.join(results, "logs", log_name))
-        if status == "skipped" and detail.split(": ", 1)[-1] == no_gpu_reason:
-            detail = "no CUDA device (the reason is above)"
         shown = status if status != "skipped" else "skipped: " + detail
-        log(f"[{i:2d}/{len(selected)}] {name:<52} {seconds:6.1f} s  {shown}")
+        if status == "skipped" and detail.split(": ", 1)[-1] == no_gpu_reason:
+            # The files keep the whole reason (results.csv, summary.md); the screen has it once,
+            # on the ceilings' line.
+            detail = no_gpu_reason
+            shown = "skipped: no GPU (the reason is above)"
+        log(f"[{i:2d}/{len(selected)}] {name:<52} {seconds:5.1f} s  {shown}")
         if status == "FAIL":
             log(f"         {detail}")
         runs.append({"chapter": chapter, "program": program, "teaches": teaches, "args": use_args,
@@ -493,27 +552,22 @@ def main():
 
     rows = summary_rows(runs, ceilings)
     all_records = ceiling_records + [r for e in runs for r in e["records"]]
-    doc_rows = document_rows(all_records)
+    doc_rows = document_rows(all_records, chapters)
     env = environment()
 
     # Report.
     log("\nSummary" + (f" on {ceilings['device']['device']}" if "device" in ceilings else ""))
     if ceilings.get("dram"):
         log(f"measured ceilings: device-to-device copy {ceilings['dram']:.0f} GB/s, cuBLAS FP32 "
-            f"{ceilings.get('fp32', 0):.0f} GFLOP/s, pinned host->device {ceilings.get('h2d', 0):.1f} GB/s, "
+            f"{ceilings.get('fp32', 0):.0f} GFLOP/s,\n  pinned host->device {ceilings.get('h2d', 0):.1f} GB/s, "
             f"device->host {ceilings.get('d2h', 0):.1f} GB/s" +
             (f", cuBLAS TF32 {ceilings['tf32']:.0f} and BF16 {ceilings.get('bf16', 0):.0f} GFLOP/s"
              if ceilings.get("tf32") else ""))
-    log(table(rows, SUMMARY_COLUMNS))
-    doc_columns = [("the documents (Tesla C2075)", lambda r: r["what"]),
-                   ("their ms", lambda r: fmt(r["document_ms"], ".6g")),
-                   ("ours ms", lambda r: fmt(r["ours_ms"], ".4g") or "not run"),
-                   ("ours measures", lambda r: r["measure"]),
-                   ("our kernel-only ms", lambda r: fmt(r["kernel_ms"], ".4g")),
-                   ("their x CPU", lambda r: fmt(r["their_speedup"], "g")),
-                   ("our x CPU (end to end)", lambda r: fmt(r["our_speedup"], ".4g"))]
+    log(table(rows, SCREEN_COLUMNS))
     if doc_rows:
-        log("\n" + table(doc_rows, doc_columns))
+        log("\n" + table(doc_rows, DOC_SCREEN_COLUMNS))
+    log("(every column, what each program teaches and each skip's whole reason: summary.md, "
+        "results.csv)")
     failed = [e for e in runs if e["status"] == "FAIL"] + ([{"program": "ceilings"}] if status == "FAIL" else [])
     if not gpu:
         failed = [e for e in failed if not e.get("needs_gpu", True) or e.get("detail", "").startswith("not built")]
@@ -539,13 +593,18 @@ def main():
     with open(os.path.join(results, "summary.md"), "w") as f:
         f.write(f"# Tour results\n\n{env.get('nvidia_smi', 'no GPU')}; {env.get('nvcc', '')}; {env['date']}; "
                 f"commit {commit_words(env)}\n\n")
+        if not gpu:
+            f.write(f"No GPU ran here: {no_gpu_reason}\n\n")
         f.write(markdown(rows, SUMMARY_COLUMNS) + "\n")
         if doc_rows:
-            f.write("\n" + markdown(doc_rows, doc_columns) + "\n")
+            f.write("\n" + markdown(doc_rows, DOC_COLUMNS) + "\n")
 
     # Pictures, with whichever Python has matplotlib: this one or the project's .venv/.
-    python = plot_interpreter()
-    if python is None:
+    python = plot_interpreter() if gpu else None
+    if not gpu:
+        log("No plots: they draw GPU measurements (speedups, roofline, transfers, timeline),\n"
+            "  and no GPU ran here; what was measured is in the files")
+    elif python is None:
         log(f"No plots: matplotlib is installed neither for {sys.executable} nor in .venv/ "
             "(scripts/setup.sh examples installs it into .venv/ unless CUDA_EXAMPLES_NO_INSTALL=1)")
     else:
