@@ -21,6 +21,14 @@
 // row first, so a saved image looks exactly like the window.
 #pragma once
 
+// What --output can write, for a program's usage text: PNG only where libpng was built in (the
+// CMake build, when libpng-dev is installed; a plain nvcc line adds -DCUDA_EXAMPLES_USE_PNG -lpng).
+#ifdef CUDA_EXAMPLES_USE_PNG
+#define CPU_BITMAP_FILE_TYPES ".png or .ppm"
+#else
+#define CPU_BITMAP_FILE_TYPES ".ppm; .png needs libpng"
+#endif
+
 #include <sys/stat.h>
 #include <cerrno>
 #include <cstdio>
@@ -104,6 +112,16 @@ struct CPUBitmap {
     // existing file is left as it is; one created to find out is removed.
     // False, with the reason in *why, when it cannot.
     static bool check_output_path(const std::string& path, std::string* why) {
+        // The folder first: a name in a folder that is not there is wrong whatever its type.
+        size_t slash = path.find_last_of('/');
+        if (slash != std::string::npos && slash > 0) {
+            std::string folder = path.substr(0, slash);
+            struct stat dir;
+            if (stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode)) {
+                *why = "no folder " + folder + " to write it in";
+                return false;
+            }
+        }
 #ifdef CUDA_EXAMPLES_USE_PNG
         if (!ends_with(path, ".png") && !ends_with(path, ".ppm")) {
             *why = "the file name must end in .png or .ppm";

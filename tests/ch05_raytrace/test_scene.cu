@@ -235,7 +235,10 @@ TEST(OutputPath, CheckedBeforeTheWork) {
     EXPECT_FALSE(CPUBitmap::check_output_path(dir + "x.jpg", &why));  // would have got PPM bytes
     EXPECT_NE(why.find("must end in"), std::string::npos) << why;
     EXPECT_FALSE(CPUBitmap::check_output_path(dir + "no_such_dir/x.ppm", &why));
-    EXPECT_EQ(why, "cannot create the file: No such file or directory");
+    EXPECT_EQ(why, "no folder " + dir + "no_such_dir to write it in");
+    // The folder is named first, whatever the file's type (a .png without libpng too).
+    EXPECT_FALSE(CPUBitmap::check_output_path(dir + "no_such_dir/x.png", &why));
+    EXPECT_EQ(why, "no folder " + dir + "no_such_dir to write it in");
     mkdir((dir + "ch05_dir.ppm").c_str(), 0700);
     EXPECT_FALSE(CPUBitmap::check_output_path(dir + "ch05_dir.ppm", &why));
     EXPECT_EQ(why, "cannot create the file: Is a directory");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <unistd.h>
 #include <vector>
 #include "common/args.h"
 #include "common/cpu_bitmap.h"
@@ -280,10 +281,20 @@ static void fill_pattern(CPUBitmap& bitmap) {
         }
 }
 
+// A file in the tests' temporary folder, removed when the test ends, passed or failed; its name
+// holds the process id, so that two test runs at once (build/ and build-ci/) never share one.
+struct ScratchFile {
+    std::string path;
+    explicit ScratchFile(const std::string& name)
+        : path(::testing::TempDir() + "cuda-examples-" + std::to_string(getpid()) + "-" + name) {}
+    ~ScratchFile() { std::remove(path.c_str()); }
+};
+
 TEST(CPUBitmap, PpmSaveReloadRoundTrip) {
     CPUBitmap bitmap(31, 17);
     fill_pattern(bitmap);
-    std::string path = ::testing::TempDir() + "roundtrip.ppm";
+    ScratchFile file_name("roundtrip.ppm");
+    const std::string& path = file_name.path;
     ASSERT_TRUE(bitmap.save(path));
     CPUBitmap back(31, 17);
     ASSERT_TRUE(back.load_ppm(path));
@@ -305,7 +316,8 @@ TEST(CPUBitmap, PpmSaveReloadRoundTrip) {
 TEST(CPUBitmap, OutputPathWritesAFileAndCallsTheExitFunction) {
     CPUBitmap bitmap(4, 4);
     fill_pattern(bitmap);
-    bitmap.output_path = ::testing::TempDir() + "display.ppm";
+    ScratchFile file_name("display.ppm");
+    bitmap.output_path = file_name.path;
     static int calls = 0;
     bitmap.display_and_exit([](void*) { calls++; });
     EXPECT_EQ(calls, 1);
@@ -318,7 +330,8 @@ TEST(CPUBitmap, PngSaveReloadRoundTrip) {
     CPUBitmap bitmap(33, 9);
     fill_pattern(bitmap);
     bitmap.get_ptr()[3] = 128;  // PNG keeps alpha too
-    std::string path = ::testing::TempDir() + "roundtrip.png";
+    ScratchFile file_name("roundtrip.png");
+    const std::string& path = file_name.path;
     ASSERT_TRUE(bitmap.save(path));
     png_image image;
     std::memset(&image, 0, sizeof image);
