@@ -77,8 +77,9 @@ def cmd_make(chapter, out, solution=False):
               "all, not even in a comment), no declaration outside the function, plain spellings "
               "(`&&`, `||`, `!`, `{`, not `and`, `or`, `not`, `<%`), in a host region no `&` or "
               "`*` pointer work and no cast but to the types its task lists, and only the calls "
-              "its task needs (check with `python3 scripts/lab.py lint .` from the course "
-              "repository).\n\n"
+              "its task needs (check with "
+              f"`python3 {REPO}/scripts/lab.py lint . --lab {lab['chapter']}` in this folder: the "
+              "course repository's lint, on your files).\n\n"
               "| task | file | regions | points | what |\n|---|---|---|---|---|\n" + tasks +
               "\n\n## Build and run\n\n    cmake -S . -B build && cmake --build build\n\nor, one "
               f"program at a time:\n\n{lines}\n\n## Grade yourself\n\n    ./grade.sh\n\nprints a "
