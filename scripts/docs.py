@@ -61,7 +61,8 @@ FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_do
          "docs/ch04_matmul.md", "docs/ch04_tensor_cores.md", "docs/ch04_profiling.md",
          "docs/ch04_hopper.md", "docs/ch05_raytrace.md", "docs/ch05_appendix.md",
          "docs/ch06_streams.md", "docs/ch07_multi_gpu.md", "docs/results-h200.md",
-         "docs/instructors.md", "docs/grader.md", "docs/ci.md", "docs/glossary.md"]
+         "docs/instructors.md", "docs/grader.md", "docs/ci.md", "docs/glossary.md",
+         "docs/install.md"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
 
 

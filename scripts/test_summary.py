@@ -144,7 +144,7 @@ def kinds(names):
             kind = "usage tests"
         elif re.search(r"\.run(_\w+)?$", name):
             kind = "program runs"
-        elif re.search(r"\.[A-Z]\w*\.\w+$", name):
+        elif re.search(r"\.(\w+/)?[A-Z]\w*\.\w+(/[^/]+)?(\s+# .*)?$", name):  # Suite.Test, P/Suite.Test/(1, 5)
             kind = "GoogleTest tests"
         else:
             kind = "other tests"

@@ -3,6 +3,10 @@
 lesson or lab (ctest: passes.first_pass). ctest ignores -LE where the test preset has an exclude
 label of its own, so test.sh excludes them by name (test_summary.py --second-pass-regex): in this
 build folder, the tests that regex leaves are every test but those, and none of those.
+And the two tiers split the tests between them: the label filters of CMakePresets.json's test
+presets, applied to this build folder, give command 2 (presets default, ci, gpu) every test but
+the sanitizer runs and the planted bugs, and scripts/test.sh --planted-bugs (presets
+*planted-bugs) exactly the planted bugs (label mutant), and both at least one test.
     python3 tests/test_first_pass.py BUILD_DIR"""
 import json
 import subprocess
@@ -35,7 +39,38 @@ def main():
     if wrong:
         print("FAILED: the first pass gets these wrong:", ", ".join(sorted(wrong)[:10]))
         return 1
-    return 0
+    return tiers(build, everything)
+
+
+def tiers(build, everything):
+    presets = {p["name"]: p for p in json.loads(
+        (Path(__file__).resolve().parent.parent / "CMakePresets.json").read_text())["testPresets"]}
+
+    def label_filter(name, kind):
+        while name:  # "inherits", as CMake follows it (one parent here)
+            value = presets[name].get("filter", {}).get(kind, {}).get("label")
+            if value:
+                return value
+            name = presets[name].get("inherits")
+        return None
+    mutants, sanitize = names(build, "-L", "^mutant$"), names(build, "-L", "sanitize")
+    status = 0
+    for name in ("default", "ci", "gpu", "planted-bugs", "ci-planted-bugs", "gpu-planted-bugs"):
+        args = []
+        for kind, flag in (("include", "-L"), ("exclude", "-LE")):
+            value = label_filter(name, kind)
+            if value:
+                args += [flag, value]
+        got = names(build, *args)
+        want = mutants if "planted-bugs" in name else everything - mutants - sanitize
+        if got != want or not got:
+            print(f"FAILED: test preset {name} ({' '.join(args)}) selects {len(got)} tests, not "
+                  f"the {len(want)} of its tier; e.g. {sorted(got ^ want)[:3]}")
+            status = 1
+    if status == 0:
+        print(f"the tiers: command 2 {len(everything - mutants - sanitize)} tests, the planted bugs "
+              f"{len(mutants)}, the sanitizer runs {len(sanitize)}")
+    return status
 
 
 if __name__ == "__main__":

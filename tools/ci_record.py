@@ -3,22 +3,24 @@
 times in README.md and docs/ci.md are generated from (docs/gen/g.py: g.ci_times()).
 
     python3 tools/ci_record.py gpu --out DIR [--commit SHA]   a GPU runner: command 2
-        (scripts/test.sh --preset gpu, build included), the sanitizers, then command 1 (the tour)
+        (scripts/test.sh --preset gpu, build included), the planted bugs' tier (scripts/test.sh
+        --preset gpu --planted-bugs, in the same build folder), the sanitizers, then command 1
     python3 tools/ci_record.py cpu --out DIR [--commit SHA]   a machine without a GPU: .ci/run
-        (format check, command 1 --quick, docs check, command 2 --preset ci)
-    python3 tools/ci_record.py cpu-no-mutants --out DIR       command 2 without the planted bugs
-        (CUDA_EXAMPLES_MUTANTS=off scripts/test.sh --preset ci)
-    --only STEP (repeatable) runs some steps; --append adds them to DIR/record.json (a machine
-    whose calls are limited in time: command 2 first, then --only sanitizers --only 'command 1'
-    --append in the same build folder). Where even command 2 is longer than one call, split it:
-    --only 'command 2' --pass side, then --only 'command 2' --pass lesson --append (its two
-    passes, scripts/test.sh --pass): one step, whose time is the sum of both commands'.
+        (format check, command 1 --quick, docs check, command 2 and the planted bugs, --preset ci)
+    --only STEP (repeatable) runs some steps: 'command 2', 'planted bugs', 'sanitizers',
+    'command 1'; --append adds them to DIR/record.json (a machine whose calls are limited in
+    time: command 2 first, then --only 'planted bugs' --append in the same build folder). Where
+    one tier is longer than one call, split it: --only 'command 2' --pass side, then --only
+    'command 2' --pass lesson --append (scripts/test.sh --pass): one step, whose time is the sum
+    of both commands'.
 
 Run it in a fresh clone (git clone REPO /tmp/fresh && cd /tmp/fresh), so that the build is timed
-too: it says whether the build folder was there when it started. DIR gets record.json (the
+too: it says whether the build folder was there when it started (each step also says whether
+it found the build folder made by an earlier step: "after"). DIR gets record.json (the
 machine, the commit, each step's wall time, exit code and breakdown: setup, configure, build,
 tests, and each label's summed test seconds from ctest) and one log per step. Commit DIR's
-record.json as docs/runs/<machine>/ci-<mode>.json. --commit names the commit run where the tree
+record.json as docs/runs/ci/<machine>-<mode>.json (the record it replaces goes to
+docs/runs/ci/history/). --commit names the commit run where the tree
 is a copy (one sent to a GPU machine): no git checkout, or one whose .git is not the tree's own
 (then what git said there is kept as git_saw); otherwise the commit is read from the tree, with
 "(local changes)" when it differs. Exit status: that of the first step that failed, else 0.
@@ -41,16 +43,16 @@ import tour  # noqa: E402  (project_commit: the project's own commit, or "unknow
 MODES = {
     "gpu": ("build-gpu", [
         ("command 2", ["scripts/test.sh", "--preset", "gpu"], "build-gpu/times.json"),
+        ("planted bugs", ["scripts/test.sh", "--preset", "gpu", "--planted-bugs"],
+         "build-gpu/times-planted-bugs.json"),
         ("sanitizers", ["scripts/sanitize.sh", "--preset", "gpu-sanitize"], None),
         ("command 1", [sys.executable, "scripts/tour.py", "--preset", "gpu"], None),
     ]),
     "cpu": ("build-ci", [
         (".ci/run", ["bash", ".ci/run"], "build-ci/times.json"),
     ]),
-    "cpu-no-mutants": ("build-ci", [
-        ("command 2, no planted bugs", ["scripts/test.sh", "--preset", "ci"], "build-ci/times.json"),
-    ]),
 }
+TIERS = ("command 2", "planted bugs")  # the steps that --pass splits (scripts/test.sh --pass)
 
 
 def machine():
@@ -73,6 +75,25 @@ def machine():
     return out
 
 
+def summary_blocks(log_path):
+    """Each 'Summary: ...' block of scripts/test.sh's end (test_summary.py), up to its 'Times:'."""
+    blocks, current = [], None
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("Summary: "):
+                current = [line]
+            elif current is not None:
+                if line.startswith("Times: ") or line.startswith("ci: "):
+                    blocks.append(current)
+                    current = None
+                else:
+                    current.append(line)
+    if current:
+        blocks.append(current)
+    return blocks
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -81,9 +102,10 @@ def main():
     parser.add_argument("--commit", help="the commit this tree is, where it is a copy (git there is not asked)")
     parser.add_argument("--note", default="", help="a sentence kept with the record")
     parser.add_argument("--only", action="append", default=[], metavar="STEP",
-                        help="run only this step (repeatable): 'command 2', 'sanitizers', 'command 1'")
+                        help="run only this step (repeatable): 'command 2', 'planted bugs', "
+                             "'sanitizers', 'command 1'")
     parser.add_argument("--pass", dest="test_pass", choices=("side", "lesson"),
-                        help="command 2 in two calls: its side-by-side pass (with the build), then "
+                        help="a tier in two calls: its side-by-side pass (with the build), then "
                              "its second pass (lessons, then the lab self-tests) and summary (--append), "
                              "kept as one step")
     parser.add_argument("--append", action="store_true",
@@ -94,11 +116,11 @@ def main():
     os.makedirs(opts.out, exist_ok=True)
     build_dir, steps = MODES[opts.mode]
     if opts.test_pass:
-        if opts.mode != "gpu" or opts.only != ["command 2"]:
-            parser.error("--pass goes with gpu --only 'command 2'")
+        if opts.mode != "gpu" or len(opts.only) != 1 or opts.only[0] not in TIERS:
+            parser.error("--pass goes with gpu --only 'command 2' (or --only 'planted bugs')")
         if opts.test_pass == "lesson" and not opts.append:
             parser.error("--pass lesson adds to the record --pass side wrote: give --append")
-        steps = [(n, w[:3] + ["--pass", opts.test_pass] + w[3:] if n == "command 2" else w, t)
+        steps = [(n, w[:3] + ["--pass", opts.test_pass] + w[3:] if n in TIERS else w, t)
                  for n, w, t in steps]  # scripts/test.sh --preset gpu --pass ...
     if opts.only:
         unknown = set(opts.only) - {name for name, _, _ in steps}
@@ -115,8 +137,6 @@ def main():
             git_saw = commit + (" (local changes)" if dirty else "")
         commit, dirty = opts.commit, None
     env = dict(os.environ)
-    if opts.mode == "cpu-no-mutants":
-        env["CUDA_EXAMPLES_MUTANTS"] = "off"
     record = {"schema": "cuda-examples-ci-times/1", "mode": opts.mode, "machine": machine(),
               "commit": commit, "dirty": dirty, "note": opts.note,
               **({"git_saw": git_saw} if git_saw else {}),
@@ -132,6 +152,7 @@ def main():
     for name, words, times in steps:
         if times and os.path.exists(times):
             os.remove(times)
+        found_build = os.path.exists(build_dir)  # made by an earlier step (or call)
         log_name = name + (f" {opts.test_pass} pass" if opts.test_pass else "")
         log_path = os.path.join(opts.out, re.sub(r"[^A-Za-z0-9]+", "-", log_name).strip("-") + ".log")
         print(f"ci_record: {name}: {' '.join(words)}", flush=True)
@@ -146,7 +167,8 @@ def main():
                 log.flush()
             rc = proc.wait()
         step = {"name": name, "command": " ".join(w if w != sys.executable else "python3" for w in words),
-                "seconds": round(time.time() - started, 1), "exit": rc, "log": os.path.basename(log_path)}
+                "seconds": round(time.time() - started, 1), "exit": rc, "log": os.path.basename(log_path),
+                "build_folder_found": found_build}
         if times and os.path.exists(times):
             with open(times) as f:
                 step["breakdown"] = json.load(f)
@@ -154,13 +176,24 @@ def main():
         if name == ".ci/run" and os.path.exists(ci_times):
             with open(ci_times) as f:
                 step["ci_steps"] = json.load(f)
+            planted = os.path.join(build_dir, "times-planted-bugs.json")
+            if os.path.exists(planted):  # .ci/run's last step: the planted bugs' tier
+                with open(planted) as f:
+                    step["breakdown_planted_bugs"] = json.load(f)
+        # What scripts/test.sh printed at its end, as printed: the counts and the skips by reason
+        # (README's example is generated from it). .ci/run prints two: command 2's, the planted bugs'.
+        summaries = summary_blocks(log_path)
+        if summaries:
+            step["summary"] = summaries[0]
+        if name == ".ci/run" and len(summaries) > 1:
+            step["summary_planted_bugs"] = summaries[1]
         if opts.test_pass:
             step["passes_s"] = {opts.test_pass: step["seconds"]}
             step["command"] = step["command"].replace(f" --pass {opts.test_pass}", "")
         side = next((s for s in record["steps"] if s["name"] == name and "passes_s" in s
                      and "lesson" not in s["passes_s"]), None) if opts.test_pass == "lesson" else None
         if opts.test_pass == "lesson" and side is None:
-            print("ci_record: no 'command 2' side pass in the record to add this pass to", flush=True)
+            print(f"ci_record: no '{name}' side pass in the record to add this pass to", flush=True)
             rc = rc or 2
         if side is not None:  # one step: both commands' time, the lesson call's summary
             side["passes_s"]["lesson"] = step["seconds"]

@@ -42,15 +42,23 @@ from gen.readme import *  # noqa: F401,F403
 
 # ---- how long the commands take: docs/runs/ci/*.json (tools/ci_record.py) ------------------
 
-def ci_records():
-    """The committed records of timed runs, by mode: gpu, cpu, cpu-no-mutants."""
-    folder = os.path.join(ROOT, "docs", "runs", "ci")
-    out = {}
+def ci_records(history=False):
+    """The committed records of timed runs, by mode (gpu, cpu): docs/runs/ci/*.json, the
+    current ones; with history, those they replaced (docs/runs/ci/history/), as a list."""
+    folder = os.path.join(ROOT, "docs", "runs", "ci", *(["history"] if history else []))
+    out = {} if not history else []
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         if name.endswith(".json"):
             with open(os.path.join(folder, name)) as f:
                 data = json.load(f)
-            out[data["mode"]] = dict(data, file=f"docs/runs/ci/{name}")
+            rel = os.path.relpath(os.path.join(folder, name), os.path.join(ROOT, "docs"))
+            data = dict(data, file=f"docs/{rel}", link=rel)
+            if history:
+                out.append(data)
+            else:
+                out[data["mode"]] = data
+    if history:
+        out.sort(key=lambda r: r["date"])
     return out
 
 
@@ -105,55 +113,86 @@ def _about(record):
             f"{', from a fresh clone' if record.get('fresh_clone') else ''}")
 
 
+def _tier_words(step):
+    """'from a fresh clone' or 'after command 2, in its build folder': where a step started."""
+    if step.get("build_folder_found"):
+        return "after command 2, in its build folder"
+    return "from a fresh clone, build included"
+
+
 def ci_times_summary():
-    """README's paragraph: how long command 2 took on each machine, from the records."""
+    """README's Quick start: one line per machine, how long each command took there (the
+    records of docs/runs/ci/; docs/ci.md has each step, the breakdowns and the history)."""
     records = ci_records()
-    gpu, cpu, quick = records.get("gpu"), records.get("cpu"), records.get("cpu-no-mutants")
+    gpu, cpu = records.get("gpu"), records.get("cpu")
     if gpu:
-        step = _step(gpu, "command 2")
-        failed = f", **exit {step['exit']}**" if step["exit"] else ""
-        cog.outl(f"- GPU runner ({_about(gpu)}): command 2 took **{duration(step['seconds'])}**{failed} "
-                 f"({_breakdown(step)}; {_counts(step)})." + (f" {gpu['note']}" if step["exit"] else ""))
+        m = gpu["machine"]
+        c2, planted = _step(gpu, "command 2"), _step(gpu, "planted bugs")
+        parts = []
+        if c2:
+            failed = f" (**exit {c2['exit']}**)" if c2["exit"] else ""
+            parts.append(f"command 2 **{duration(c2['seconds'])}**{failed} from a fresh clone, build included")
+        if planted:
+            failed = f" (**exit {planted['exit']}**)" if planted["exit"] else ""
+            parts.append(f"the planted bugs **{duration(planted['seconds'])}**{failed} "
+                         f"{_tier_words(planted)}")
+        cog.outl(f"- {m['gpu']} ({m['cores']} cores), {gpu['date'][:10]}: " + "; ".join(parts) + ".")
     if cpu:
+        m = cpu["machine"]
         run = _step(cpu, ".ci/run")
         inner = run.get("ci_steps", {})
         c2 = next((v for k, v in inner.items() if k.startswith("command 2")), None)
-        cog.outl(f"- Without a GPU ({_about(cpu)}): command 2 took **{duration(c2)}** "
-                 f"({_breakdown(run)}); its build compiles the planted bugs, which only a GPU can run "
-                 f"(`CUDA_EXAMPLES_MUTANTS=off` leaves them out); all of `.ci/run` took {duration(run['seconds'])}. {cpu.get('note', '')}")
-    if quick:
-        step = _step(quick, "command 2, no planted bugs")
-        cog.outl(f"- Command 2 without the planted bugs (`CUDA_EXAMPLES_MUTANTS=off scripts/test.sh`; "
-                 f"{_about(quick)}): **{duration(step['seconds'])}** ({_breakdown(step)}). {quick.get('note', '')}")
+        cog.outl(f"- No GPU, {m['cores']} cores, {cpu['date'][:10]}: command 2 **{duration(c2)}** "
+                 f"after command 1 (which builds the programs); all of `.ci/run` "
+                 f"{duration(run['seconds'])} from a fresh clone.")
     if not records:
         cog.outl("- (no timed run recorded yet: tools/ci_record.py)")
 
 
-def ci_times_table():
-    """docs/ci.md's table: every recorded step, its machine, its time and its breakdown."""
+def _table_rows(record):
     rows = []
-    for mode, record in sorted(ci_records().items()):
-        for step in record["steps"]:
-            detail = _breakdown(step)
-            if step.get("ci_steps"):
-                detail = ", ".join(f"{k} {duration(v)}" for k, v in step["ci_steps"].items())
-            labels = _labels(step)
-            counts = _counts(step)
-            extra = "; ".join(x for x in (counts, f"summed test time by label: {labels}" if labels else "") if x)
-            if step.get("commit"):
-                detail = (detail + "; " if detail else "") + f"commit {step['commit'][:10]}: {step.get('note', '')}"
-            rows.append(f"| `{step['command']}` | {machine_words(record)} | {duration(step['seconds'])}"
-                        f"{'' if step['exit'] == 0 else ' (exit ' + str(step['exit']) + ')'} | "
-                        f"{detail}{'; ' + extra if extra else ''} | [{os.path.basename(record['file'])}]"
-                        f"(runs/ci/{os.path.basename(record['file'])}) |")
+    for step in record["steps"]:
+        detail = _breakdown(step)
+        if step.get("ci_steps"):
+            detail = ", ".join(f"{k} {duration(v)}" for k, v in step["ci_steps"].items())
+        labels = _labels(step)
+        counts = _counts(step)
+        extra = "; ".join(x for x in (counts, f"summed test time by label: {labels}" if labels else "") if x)
+        where = _tier_words(step) if step["name"] in ("command 2", "planted bugs") else ""
+        rows.append(f"| `{step['command']}` | {machine_words(record)} | {duration(step['seconds'])}"
+                    f"{'' if step['exit'] == 0 else ' (exit ' + str(step['exit']) + ')'} | "
+                    f"{where + '; ' if where else ''}{detail}{'; ' + extra if extra else ''} | "
+                    f"[{os.path.basename(record['file'])}]({record['link']}) |")
+    return rows
+
+
+def ci_times_table():
+    """docs/ci.md's table: every step of the current records, its machine, time and breakdown."""
     cog.outl("| command | machine | took | breakdown | record |")
     cog.outl("| --- | --- | --- | --- | --- |")
-    for r in rows:
-        cog.outl(r)
+    for mode, record in sorted(ci_records().items()):
+        for row in _table_rows(record):
+            cog.outl(row)
     for mode, record in sorted(ci_records().items()):
         note = f" {record['note']}" if record.get("note") else ""
         cog.outl(f"\n`{os.path.basename(record['file'])}`: {_about(record)}.{note}")
 
+
+def ci_times_history():
+    """docs/ci.md's history: the records the current ones replaced, oldest first, as they were
+    (before the planted bugs had a tier of their own, command 2 ran them too)."""
+    history = ci_records(history=True)
+    if not history:
+        cog.outl("(none yet)")
+        return
+    cog.outl("| command | machine | took | breakdown | record |")
+    cog.outl("| --- | --- | --- | --- | --- |")
+    for record in history:
+        for row in _table_rows(record):
+            cog.outl(row)
+    for record in history:
+        note = f" {record['note']}" if record.get("note") else ""
+        cog.outl(f"\n`{os.path.basename(record['file'])}`: {_about(record)}.{note}")
 
 
 # ---- where a GPU runner's time goes: docs/runs/h200/side/ (cuda-start-h100.log, side-pass-h100.tsv) --

@@ -1,34 +1,54 @@
 """README.md's blocks: an excerpt of the tour and the table of chapters."""
+import os
+
 import cog  # provided by cogapp while it runs a generator
 
 from .core import *  # noqa: F401,F403
 
 
+def _tour_module():
+    """scripts/tour.py itself: the excerpt prints its table with the tour's own columns."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tour", os.path.join(ROOT, "scripts", "tour.py"))
+    tour = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tour)
+    return tour
+
+
 def tour_excerpt(every=6):
-    """An excerpt of the tour's printed progress and summary, from the results run."""
+    """An excerpt of the tour's printed progress and summary table, from the results run: the
+    progress lines as the tour prints them, and a few rows of its table (every column it shows
+    on screen; summary.md and results.csv have the rest)."""
+    tour = _tour_module()
     data = results()
     runs = data["runs"]
     lines = []
     for i, e in enumerate(runs, 1):
         if i % every == 4 or i == len(runs):
             name = f"ch{e['chapter']:02d} {e['program']} {' '.join(shown_args(e))}".strip()
-            lines.append(f"[{i:2d}/{len(runs)}] {name:<52} {e['seconds']:6.1f} s  {e['status']}")
+            shown = e["status"] if e["status"] != "skipped" else "skipped: " + e.get("detail", "")
+            lines.append(f"[{i:2d}/{len(runs)}] {name:<52} {e['seconds']:5.1f} s  {shown}")
     lines.append("...")
-    c = data.get("ceilings") or {}
-    if c.get("dram"):
-        lines.append(f"measured ceilings: device-to-device copy {c['dram']:.0f} GB/s, cuBLAS FP32 "
-                     f"{c.get('fp32', 0):.0f} GFLOP/s, pinned host->device {c.get('h2d', 0):.1f} "
-                     f"GB/s, device->host {c.get('d2h', 0):.1f} GB/s")
     last = {}
     for r in data.get("summary", []):
         last[r["chapter"]] = r
-    for ch in sorted(last):
-        r = last[ch]
-        name = r["program"] + (f" [{r['variant']}]" if r.get("variant") else "")
-        lines.append(f"{ch:<3} {name:<30} kernel {fmt(r.get('kernel_ms'), '.4g'):>8} ms  "
-                     f"{(fmt(r.get('rate'), '.5g') + ' ' + r.get('unit', '')).strip():>16}  "
-                     f"{r.get('check', '')}")
+    table = tour.table([last[ch] for ch in sorted(last)], tour.SCREEN_COLUMNS).split("\n")
+    lines += table
     code(lines)
+
+
+def skip_summary_example(mode="cpu"):
+    """The end of command 2 on a machine without a GPU, as scripts/test.sh printed it in the
+    committed record's run (docs/runs/ci/, tools/ci_record.py keeps it)."""
+    import gen.g as g  # noqa: F811  (the records live with the CI times)
+    record = g.ci_records().get(mode)
+    step = record and next((s for s in record["steps"] if s.get("summary")), None)
+    if not step:
+        cog.outl("(no recorded run without a GPU: tools/ci_record.py cpu)")
+        return
+    code([line for line in step["summary"] if line.strip()])
+    cog.outl(f"\n(from `{step['command']}`, {g._about(record)}: "
+             f"[{os.path.basename(record['file'])}](docs/runs/ci/{os.path.basename(record['file'])}))")
 
 
 def chapters_table():
