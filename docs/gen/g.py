@@ -130,10 +130,12 @@ def ci_times_summary():
         c2, planted = _step(gpu, "command 2"), _step(gpu, "planted bugs")
         parts = []
         if c2:
-            failed = f" (**exit {c2['exit']}**)" if c2["exit"] else ""
+            failed = (f" (**exit {c2['exit']}**: [why](docs/ci.md#how-long-each-step-takes))"
+                      if c2["exit"] else "")
             parts.append(f"command 2 **{duration(c2['seconds'])}**{failed} from a fresh clone, build included")
         if planted:
-            failed = f" (**exit {planted['exit']}**)" if planted["exit"] else ""
+            failed = (f" (**exit {planted['exit']}**: [why](docs/ci.md#how-long-each-step-takes))"
+                      if planted["exit"] else "")
             parts.append(f"the planted bugs **{duration(planted['seconds'])}**{failed} "
                          f"{_tier_words(planted)}")
         cog.outl(f"- {m['gpu']} ({m['cores']} cores), {gpu['date'][:10]}: " + "; ".join(parts) + ".")
