@@ -19,8 +19,8 @@
 //   ./ray --spheres 200 --seed 7          (--help lists every option; --output FILE writes it)
 // The image opens in a window when built with freeglut and a display is
 // there (ESC closes it); otherwise, or with --output, it is written to a file:
-// .ppm, or .png when built with libpng (the CMake build uses it if installed;
-// by hand, add -DCUDA_EXAMPLES_USE_PNG -lpng to the nvcc line above).
+// .png or .ppm (a .png is compressed where built with libpng, as the CMake build is
+// when it finds it; the plain nvcc line above writes it uncompressed).
 
 #include <cstdio>
 #include <vector>
@@ -136,8 +136,7 @@ const char* USAGE =
     "  --scene FILE    read the spheres from FILE instead: one per line, x y z radius r g b,\n"
     "                  '#' starts a comment (not together with --spheres or --seed)\n"
     "  --dim D         the image is D x D pixels, 1..16384 (default 1024)\n"
-    "  --output FILE   write the image to FILE (" CPU_BITMAP_FILE_TYPES
-    ") instead of opening a window\n"
+    "  --output FILE   write the image to FILE (.png or .ppm) instead of opening a window\n"
     "  --window        open the window as well (with --output: the file, then the window)\n"
     "  --divergent     each thread starts at a different sphere (the constant-memory experiment)\n"
     "  --repeats R     timed kernel launches after a warm-up (default 20)\n"

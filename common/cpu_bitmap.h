@@ -10,7 +10,8 @@
 // freeglut (CUDA_EXAMPLES_USE_GLUT) and a display is reachable; ESC or closing
 // the window returns. Otherwise -- or whenever `output_path` is set, e.g. from
 // a program's --output flag -- it writes the image to a file and prints the
-// path: PNG when built with libpng (CUDA_EXAMPLES_USE_PNG), else PPM. With
+// path: PNG or PPM, by the name's ending (a PNG is compressed when built with
+// libpng, CUDA_EXAMPLES_USE_PNG, and stored uncompressed otherwise). With
 // `window_too` (a program's --window) it writes the file AND opens the window,
 // and fails (exit 1, with the reason) when no window can open.
 // CUDA_EXAMPLES_WINDOW_SECONDS=N, for tests that watch the window unattended:
@@ -21,15 +22,8 @@
 // row first, so a saved image looks exactly like the window.
 #pragma once
 
-// What --output can write, for a program's usage text: PNG only where libpng was built in (the
-// CMake build, when libpng-dev is installed; a plain nvcc line adds -DCUDA_EXAMPLES_USE_PNG -lpng).
-#ifdef CUDA_EXAMPLES_USE_PNG
-#define CPU_BITMAP_FILE_TYPES ".png or .ppm"
-#else
-#define CPU_BITMAP_FILE_TYPES ".ppm; .png needs libpng"
-#endif
-
 #include <sys/stat.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -122,21 +116,10 @@ struct CPUBitmap {
                 return false;
             }
         }
-#ifdef CUDA_EXAMPLES_USE_PNG
         if (!ends_with(path, ".png") && !ends_with(path, ".ppm")) {
             *why = "the file name must end in .png or .ppm";
             return false;
         }
-#else
-        if (ends_with(path, ".png")) {
-            *why = "built without libpng: use a .ppm file name";
-            return false;
-        }
-        if (!ends_with(path, ".ppm")) {
-            *why = "the file name must end in .ppm (built without libpng)";
-            return false;
-        }
-#endif
         struct stat info;
         bool existed = stat(path.c_str(), &info) == 0;
         FILE* f = std::fopen(path.c_str(), "ab");  // creates it if missing, never truncates
@@ -149,7 +132,7 @@ struct CPUBitmap {
         return true;
     }
 
-    // Writes .png (when built with libpng) or .ppm; false on any failure.
+    // Writes .png or .ppm; false on any failure.
     bool save(const std::string& path) const {
         if (ends_with(path, ".png")) {
 #ifdef CUDA_EXAMPLES_USE_PNG
@@ -162,8 +145,7 @@ struct CPUBitmap {
             // A negative row stride tells libpng our rows run bottom to top.
             return png_image_write_to_file(&image, path.c_str(), 0, pixels, -x * 4, nullptr) != 0;
 #else
-            std::fprintf(stderr, "error: built without libpng; use a .ppm file name\n");
-            return false;
+            return save_png_uncompressed(path);
 #endif
         }
         FILE* f = std::fopen(path.c_str(), "wb");
@@ -176,6 +158,48 @@ struct CPUBitmap {
             std::fwrite(row.data(), 1, row.size(), f);
         }
         return std::fclose(f) == 0;
+    }
+
+    // A PNG without libpng: RGBA, 8 bits a channel, its rows (top first, each after a filter
+    // byte of 0) kept in a zlib stream of "stored" deflate blocks, which any PNG reader opens.
+    // Larger than libpng's compressed file, and as correct (tests/common: libpng reads it back).
+    bool save_png_uncompressed(const std::string& path) const {
+        std::vector<unsigned char> rows;
+        rows.reserve((size_t)y * ((size_t)x * 4 + 1));
+        for (int r = y - 1; r >= 0; --r) {
+            rows.push_back(0);
+            rows.insert(rows.end(), pixels + (size_t)r * x * 4, pixels + ((size_t)r + 1) * x * 4);
+        }
+        std::vector<unsigned char> zlib = {0x78, 0x01};  // deflate, 32 KB window, no dictionary
+        for (size_t at = 0; at < rows.size();) {
+            size_t len = std::min<size_t>(65535, rows.size() - at);
+            zlib.push_back(at + len == rows.size() ? 1 : 0);  // the last block, stored
+            unsigned char lengths[4] = {(unsigned char)len, (unsigned char)(len >> 8),
+                                        (unsigned char)~len, (unsigned char)(~len >> 8)};
+            zlib.insert(zlib.end(), lengths, lengths + 4);
+            zlib.insert(zlib.end(), rows.begin() + at, rows.begin() + at + len);
+            at += len;
+        }
+        unsigned a = 1, b = 0;  // Adler-32 of the rows
+        for (unsigned char v : rows) {
+            a = (a + v) % 65521;
+            b = (b + a) % 65521;
+        }
+        put_u32(&zlib, (b << 16) | a);
+        std::vector<unsigned char> header;
+        put_u32(&header, (unsigned)x);
+        put_u32(&header, (unsigned)y);
+        const unsigned char rgba8[5] = {8, 6, 0, 0,
+                                        0};  // 8 bits, RGBA, deflate, no filter, no interlace
+        header.insert(header.end(), rgba8, rgba8 + 5);
+        std::vector<unsigned char> file = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+        put_chunk(&file, "IHDR", header);
+        put_chunk(&file, "IDAT", zlib);
+        put_chunk(&file, "IEND", {});
+        FILE* f = std::fopen(path.c_str(), "wb");
+        if (!f) return false;
+        bool written = std::fwrite(file.data(), 1, file.size(), f) == file.size();
+        return std::fclose(f) == 0 && written;
     }
 
     // Reads a binary PPM (P6, maxval 255) of the same size; alpha becomes 255.
@@ -198,6 +222,23 @@ struct CPUBitmap {
     }
 
 private:
+    static void put_u32(std::vector<unsigned char>* out, unsigned v) {  // big-endian, as PNG
+        for (int shift = 24; shift >= 0; shift -= 8) out->push_back((unsigned char)(v >> shift));
+    }
+    // One PNG chunk: length, type, data, and the CRC-32 of type and data.
+    static void put_chunk(std::vector<unsigned char>* out, const char* type,
+                          const std::vector<unsigned char>& data) {
+        put_u32(out, (unsigned)data.size());
+        size_t start = out->size();
+        out->insert(out->end(), type, type + 4);
+        out->insert(out->end(), data.begin(), data.end());
+        unsigned crc = 0xFFFFFFFFu;
+        for (size_t i = start; i < out->size(); i++) {
+            crc ^= (*out)[i];
+            for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+        }
+        put_u32(out, crc ^ 0xFFFFFFFFu);
+    }
     static bool ends_with(const std::string& s, const char* suffix) {
         size_t n = std::strlen(suffix);
         return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;

@@ -325,6 +325,35 @@ TEST(CPUBitmap, OutputPathWritesAFileAndCallsTheExitFunction) {
     EXPECT_TRUE(back.load_ppm(bitmap.output_path));
 }
 
+// Without libpng (a plain nvcc line) a .png is written uncompressed: a real PNG all the same.
+TEST(CPUBitmap, PngWithoutLibpngIsAPng) {
+    CPUBitmap bitmap(300, 250);  // rows of 1201 bytes: two stored deflate blocks and a part
+    fill_pattern(bitmap);
+    bitmap.get_ptr()[7] = 200;
+    ScratchFile file_name("uncompressed.png");
+    ASSERT_TRUE(bitmap.save_png_uncompressed(file_name.path));
+    std::ifstream file(file_name.path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    EXPECT_EQ(bytes.substr(12, 4), "IHDR");
+    EXPECT_EQ(bytes.substr(bytes.size() - 8, 4), "IEND");
+    EXPECT_GT(bytes.size(), (size_t)300 * 250 * 4);  // stored, not compressed
+#ifdef CUDA_EXAMPLES_USE_PNG
+    // libpng checks every CRC and the zlib stream's Adler-32 as it reads.
+    png_image image;
+    std::memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    ASSERT_TRUE(png_image_begin_read_from_file(&image, file_name.path.c_str())) << image.message;
+    image.format = PNG_FORMAT_RGBA;
+    ASSERT_EQ(image.width, 300u);
+    ASSERT_EQ(image.height, 250u);
+    std::vector<unsigned char> back(PNG_IMAGE_SIZE(image));
+    ASSERT_TRUE(png_image_finish_read(&image, nullptr, back.data(), -300 * 4, nullptr))
+        << image.message;
+    EXPECT_EQ(0, std::memcmp(bitmap.get_ptr(), back.data(), back.size()));
+#endif
+}
+
 #ifdef CUDA_EXAMPLES_USE_PNG
 TEST(CPUBitmap, PngSaveReloadRoundTrip) {
     CPUBitmap bitmap(33, 9);
