@@ -100,6 +100,11 @@ def prepare(lab, folder, repo, lint_regions=True):
     return out
 
 
+# The red zone memcheck keeps after every allocation of a sanitizer run: any access up to 16 MiB
+# past an array's end is reported, whatever lies beyond it (the drawn shapes are smaller).
+MEMCHECK_PADDING = 16 << 20
+
+
 class Tampered(Exception):
     """Fenced code changed what the grader reads (the task scores 0)."""
 
@@ -130,8 +135,12 @@ class Grader:
             words = [str(binary), "--mode", mode, "--seed", str(seed), "--out", str(out)] + list(params)
             log = jail / "sanitizer.log"
             if tool:
-                words = [self.sanitizer, "--tool", tool, "--error-exitcode", "86", "--print-limit", "5",
-                         "--log-file", str(log)] + words
+                # memcheck sees an access only where no allocation is: a read just past one array
+                # can land in the next one and pass unseen (an H200 grade gave a cheat that reads
+                # a[n + 64] full memcheck points). --padding puts a red zone after every allocation.
+                pad = ["--padding", str(MEMCHECK_PADDING)] if tool == "memcheck" else []
+                words = [self.sanitizer, "--tool", tool, *pad, "--error-exitcode", "86",
+                         "--print-limit", "5", "--log-file", str(log)] + words
             rc, text, left = self.fence.run(words, jail, slot, timeout, show=[binary], reference=reference)
             self.left_over += left
             if tool:
