@@ -12,7 +12,9 @@
 #   scripts/test.sh --planted-bugs [--preset P]   builds them (cmake target `mutants`) in the same
 #       build folder and runs them with their controls (test presets *planted-bugs); it fails when
 #       a planted bug survives or a control fails. Without a GPU it only compiles them (the check
-#       that every patch still applies and compiles) and their tests skip.
+#       that every patch still applies and compiles) and their tests skip. The counters checks
+#       (tests/counters: each rate's numerator against the GPU's own counters, under ncu) run in
+#       this tier too: a minute of the GPU to itself that command 2's time could not spare.
 # Each run writes a JUnit report, <build folder>/junit.xml (junit-planted-bugs.xml), and how long
 # each step took, <build folder>/times.json (times-planted-bugs.json; tools/ci_record.py keeps it
 # as the record README's times come from).

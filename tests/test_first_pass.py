@@ -6,7 +6,8 @@ build folder, the tests that regex leaves are every test but those, and none of 
 And the two tiers split the tests between them: the label filters of CMakePresets.json's test
 presets, applied to this build folder, give command 2 (presets default, ci, gpu) every test but
 the sanitizer runs and the planted bugs, and scripts/test.sh --planted-bugs (presets
-*planted-bugs) exactly the planted bugs (label mutant), and both at least one test.
+*planted-bugs) exactly the planted bugs and the counters checks (labels mutant, counters), and
+both at least one test.
     python3 tests/test_first_pass.py BUILD_DIR"""
 import json
 import subprocess
@@ -53,7 +54,7 @@ def tiers(build, everything):
                 return value
             name = presets[name].get("inherits")
         return None
-    mutants, sanitize = names(build, "-L", "^mutant$"), names(build, "-L", "sanitize")
+    mutants, sanitize = names(build, "-L", "^(mutant|counters)$"), names(build, "-L", "sanitize")
     status = 0
     for name in ("default", "ci", "gpu", "planted-bugs", "ci-planted-bugs", "gpu-planted-bugs"):
         args = []
@@ -68,7 +69,8 @@ def tiers(build, everything):
                   f"the {len(want)} of its tier; e.g. {sorted(got ^ want)[:3]}")
             status = 1
     if status == 0:
-        print(f"the tiers: command 2 {len(everything - mutants - sanitize)} tests, the planted bugs "
+        print(f"the tiers: command 2 {len(everything - mutants - sanitize)} tests, the planted bugs and "
+              f"the counters checks "
               f"{len(mutants)}, the sanitizer runs {len(sanitize)}")
     return status
 
