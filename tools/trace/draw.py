@@ -15,6 +15,9 @@
     halo          a block's shared array: which element of the input each slot holds, who
                   loaded it, and which slots one thread's stencil reads
     lane_steps    one warp: the element each lane reads at each step of its loop
+    ring_steps    the ring all-reduce on K GPUs: one panel per step (rows = GPUs, columns =
+                  chunks), each chunk striped with the colours of the GPUs whose inputs it now
+                  sums, an arrow from the GPU each chunk was read from; one row per trace
     swizzle       a slice in shared memory as the TMA unit laid it out: rows of 128 bytes,
                   each 16-byte chunk labelled with the row and chunk of the matrix it holds;
                   one panel per trace, side by side
@@ -527,5 +530,82 @@ def swizzle(traces, array, titles, rows=8):
     return fig
 
 
-KINDS = {"swizzle": swizzle, "shuffle_rounds": shuffle_rounds, "halo": halo, "owner_map": owner_map, "lane_steps": lane_steps, "index_map": index_map, "pass_map": pass_map, "tree_steps": tree_steps,
+GPU_COLOURS = plt.get_cmap("tab10").colors
+
+
+def ring_steps(traces, titles, n):
+    """One row of panels per trace: the start, then each step of the reduce-scatter and of the
+    all-gather (tracelib.ring_states: the data flow the trace's reads and writes make). Rows =
+    GPUs, columns = chunks (the ranges the first step writes); a chunk is striped with the
+    colours of the GPUs whose inputs it holds the sum of (striped grey: its elements differ);
+    framed and with an arrow from the GPU it was read from where the step wrote it."""
+    runs = []
+    for name, rows in traces:
+        k, steps = tracelib.ring_steps(rows)
+        first = sorted(sorted(w) for p, s, _, writes in steps if (p, s) == (0, 0)
+                       for w in writes.values())
+        runs.append((k, steps, first, tracelib.ring_states(rows, n)))
+    columns = max(len(r[3]) for r in runs)
+    k_most = max(r[0] for r in runs)
+    chunks_most = max(len(r[2]) for r in runs)
+    fig, axes = plt.subplots(len(runs), columns, squeeze=False,
+                             figsize=(columns * (chunks_most * 1.45 + 0.9) + 0.4,
+                                      len(runs) * (k_most * 0.9 + 1.5) + 0.9))
+    for row, ((k, steps, first, states), title) in enumerate(zip(runs, titles)):
+        wrote = {(p, s): (reads, writes) for p, s, reads, writes in steps}
+        for col, ax in enumerate(axes[row]):
+            ax.axis("off")
+            if col >= len(states):
+                continue
+            phase, step, state = states[col]
+            ax.set_xlim(-0.75, len(first))
+            ax.set_ylim(k, -0.55)
+            reads, writes = wrote.get((phase, step), ({}, {}))
+            for c, elements in enumerate(first):
+                ax.text(c + 0.5, -0.3, f"chunk {c}\n[{elements[0]}-{elements[-1]}]",
+                        ha="center", va="center", fontsize=7)
+                for g in range(k):
+                    sums = {state[g][i] for i in elements}
+                    have = sorted(next(iter(sums))) if len(sums) == 1 else None
+                    x, y = c + 0.1, g + 0.12
+                    if have is None:
+                        ax.add_patch(Rectangle((x, y), 0.8, 0.76, facecolor=GREY, hatch="///",
+                                               edgecolor="none"))
+                    else:
+                        for j, h in enumerate(have):
+                            ax.add_patch(Rectangle((x, y + 0.76 * j / len(have)), 0.8,
+                                                   0.76 / len(have), facecolor=GPU_COLOURS[h],
+                                                   edgecolor="none", alpha=0.8))
+                    now = bool(writes.get(g, set()) & set(elements))
+                    ax.add_patch(Rectangle((x, y), 0.8, 0.76, facecolor="none",
+                                           edgecolor="black", linewidth=2.4 if now else 0.5))
+                    label = ("mixed" if have is None else "x" + "+x".join(map(str, have)))
+                    if have is not None and len(have) == k:
+                        label += "\n= the sum"
+                    ax.text(x + 0.4, y + 0.38, label, ha="center", va="center", fontsize=7.5,
+                            fontweight="bold" if now else "normal")
+                    if now:
+                        src = {reads.get(g, {}).get(i) for i in elements} - {None}
+                        for o in src:  # the arrow: from the GPU it read, to this chunk
+                            ax.annotate("", xy=(c + 0.88, g + 0.5), xytext=(c + 0.88, o + 0.5),
+                                        arrowprops=dict(arrowstyle="-|>", color="black", lw=1.4,
+                                                        connectionstyle="arc3,rad=-0.35"))
+            for g in range(k):
+                ax.text(-0.05, g + 0.5, f"GPU {g}", ha="right", va="center", fontsize=8)
+            head = ("start: GPU g holds its own x_g\n" if phase is None else
+                    f"{tracelib.PHASES[phase]}, step {step}: "
+                    + ("adds in" if phase == 0 else "copies") + "\nthe framed chunk from the GPU "
+                    "the arrow comes from")
+            lines = textwrap.wrap(title, int(fig.get_size_inches()[0] * 10))
+            ax.set_title(("\n".join(lines) if col == 0 else "\n" * (len(lines) - 1)) + "\n"
+                         + head, fontsize=8, loc="left")
+    note = ("Each box is one chunk of the vector on one GPU, striped with the colours of the "
+            "GPUs whose inputs it holds the sum of (x0+x1: GPU 0's plus GPU 1's), from the "
+            "trace's reads and writes; framed: written in this step.")
+    fig.supxlabel("\n".join(textwrap.wrap(note, int(fig.get_size_inches()[0] * 14))), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+KINDS = {"ring_steps": ring_steps, "swizzle": swizzle, "shuffle_rounds": shuffle_rounds, "halo": halo, "owner_map": owner_map, "lane_steps": lane_steps, "index_map": index_map, "pass_map": pass_map, "tree_steps": tree_steps,
          "warp_sectors": warp_sectors, "tile_phases": tile_phases}

@@ -72,9 +72,19 @@ TRACES = {
     "ray_noconst.divergent": {"patch": "ch05_raytrace/ray_noconst.trace",
                               "args": "--dim 32 --spheres 8 --output traced.ppm --divergent "
                                       "--repeats 1"},
+    # chapter 7: the ring all-reduce's chunks per step, on 2 GPUs (a machine with fewer skips it:
+    # the program exits 77, needs 2 GPUs)
+    "ring_allreduce": {"patch": "ch07_multi_gpu/ring_allreduce.trace",
+                       "args": "--gpus 2 --n 250 --repeats 1"},
+    "ring_allreduce.chunk_off_by_one": {
+        "patch": "ch07_multi_gpu/ring_allreduce.trace",
+        "plant": "ch07_multi_gpu/ring_allreduce.chunk_off_by_one.bug",
+        "args": "--gpus 2 --n 250 --repeats 1"},
 }
 
 CHECKS = {
+    "ring_allreduce": [("ring", (250,), True)],
+    "ring_allreduce.chunk_off_by_one": [("ring", (250,), False)],
     "VA-GPU-11": [("written_once", ("c", 16), True)],
     "VA-GPU-N1": [("written_once", ("c", 20), True)],
     "VA-GPU-NN": [("written_once", ("c", 40), True)],
@@ -172,4 +182,10 @@ PICTURES = [
      "titles": ["MM-GPU-SM --width 40: block (1, 0), 32 x 32 threads, copies one tile of M "
                 "and one of N per phase"],
      "args": {"block": [1, 0], "width": 40}},
+    {"png": "ch07_ring.png", "kind": "ring_steps",
+     "traces": ["ring_allreduce", "ring_allreduce.chunk_off_by_one"],
+     "titles": ["ring_allreduce --gpus 2 --n 250",
+                "a planted bug (tools/trace/patches/ch07_multi_gpu/"
+                "ring_allreduce.chunk_off_by_one.bug): the reduce-scatter's chunk one step off"],
+     "args": {"n": 250}},
 ]

@@ -39,6 +39,9 @@ def load(path):
         for k in ("block_x", "block_y", "thread_x", "thread_y", "warp", "lane", "line", "step",
                   "index", "byte", "size"):
             r[k] = int(r[k])
+        for k in ("device", "owner", "phase"):  # traces of several GPUs (trace_end_devices)
+            if k in r:
+                r[k] = int(r[k])
         rows.append(r)
     number_occurrences(rows)
     return rows
@@ -281,7 +284,139 @@ def check_shuffle(rows, array):
                 "lanes reaching lane 0" if ok else f"{array}: " + "; ".join(bad[:2]))
 
 
-CHECKS = {"shuffle": check_shuffle, "swizzle": check_swizzle, "elements_per_request": check_elements_per_request, "written_once": check_written_once, "sectors": check_sectors,
+PHASES = ("reduce-scatter", "all-gather")
+
+
+def ring_steps(rows, array="data"):
+    """The ring's data flow, from a trace of several GPUs (trace patch ring_allreduce): K (the
+    GPUs), and [(phase, step, {gpu: {element: owner GPU read}}, {gpu: elements written})] in
+    the order the steps ran. A GPU's element written in a step takes the element of the same
+    index it read from another GPU in that step (add_into: mine[i] += theirs[i]; the copy:
+    dst[i] = src[i])."""
+    k = max([r["device"] + 1 for r in rows] + [r["owner"] + 1 for r in rows], default=0)
+    steps = defaultdict(lambda: (defaultdict(dict), defaultdict(set)))
+    for r in rows:
+        if r["array"] != array:
+            continue
+        reads, writes = steps[(r["phase"], r["step"])]
+        if r["rw"] == "W" and r["owner"] == r["device"]:
+            writes[r["device"]].add(r["index"])
+        elif r["rw"] == "R" and r["owner"] != r["device"]:
+            reads[r["device"]][r["index"]] = r["owner"]
+    return k, [(p, s, dict(steps[(p, s)][0]), dict(steps[(p, s)][1])) for p, s in sorted(steps)]
+
+
+def ring_states(rows, n, array="data"):
+    """[(phase, step, state)]: before the first step (phase None), then after each step, the
+    GPUs whose inputs each element of each GPU holds the sum of, state[g][i] = frozenset, from
+    the trace's reads and writes alone (steps are ordered: each reads the state after the last)."""
+    k, steps = ring_steps(rows, array)
+    state = [[frozenset([g]) for _ in range(n)] for g in range(k)]
+    out = [(None, None, state)]
+    for phase, step, reads, writes in steps:
+        new = [list(s) for s in state]
+        for g, elements in writes.items():
+            for i in elements:
+                src = reads.get(g, {}).get(i)
+                got = state[src][i] if src is not None else frozenset()
+                new[g][i] = got if phase == 1 else state[g][i] | got
+        state = new
+        out.append((phase, step, state))
+    return out
+
+
+def ring_chunks(rows, array="data"):
+    """{(phase, step, gpu): (first, last) element it wrote}; the chunks' bounds: each step's
+    written ranges, sorted."""
+    _, steps = ring_steps(rows, array)
+    return {(p, s, g): (min(w), max(w)) for p, s, _, writes in steps for g, w in writes.items()
+            if w}
+
+
+def check_ring(rows, n, array="data"):
+    """The ring all-reduce, from the trace: K GPUs, K-1 steps of each phase; at every step each
+    GPU reads only its left neighbour's memory (GPU g-1) and writes one chunk of its own, each
+    element it writes taken from the same element it read; step s on GPU g touches chunk
+    (g - s + c) mod K, one constant c for the reduce-scatter and c - 1 for the all-gather
+    (each GPU sends on the chunk it finished the step before), whatever the program's own
+    indexing; after the reduce-scatter every chunk is the sum of all K GPUs on exactly one GPU;
+    in the all-gather every element is written once on every GPU but the one that finished it;
+    after it every element on every GPU is the sum of all K."""
+    k, steps = ring_steps(rows, array)
+    bad = []
+    if k < 2:
+        return False, f"{array}: {k} GPU(s) in the trace: a ring needs two"
+    counts = [sum(1 for p, *_ in steps if p == phase) for phase in (0, 1)]
+    if counts != [k - 1, k - 1]:
+        bad.append(f"{counts[0]} reduce-scatter and {counts[1]} all-gather steps, not {k - 1} each")
+    # the chunks: the ranges the reduce-scatter's first step writes, one a GPU
+    chunk_of = {}
+    first = sorted(w for p, s, _, writes in steps if (p, s) == (0, 0) for w in
+                   (sorted(v) for v in writes.values()))
+    for c, elements in enumerate(first):
+        for i in elements:
+            chunk_of[i] = c
+    offsets = defaultdict(set)
+    for phase, step, reads, writes in steps:
+        for g, elements in sorted(writes.items()):
+            chunks = {chunk_of.get(i) for i in elements}
+            sources = {reads.get(g, {}).get(i) for i in elements}
+            if len(chunks) != 1 or None in chunks:
+                bad.append(f"{PHASES[phase]} step {step}: GPU {g} writes elements of "
+                           f"{len(chunks)} chunks")
+                continue
+            if sources != {(g - 1) % k}:
+                bad.append(f"{PHASES[phase]} step {step}: GPU {g} reads GPU(s) "
+                           f"{sorted(x for x in sources if x is not None)}"
+                           + (" and nothing for some" if None in sources else "")
+                           + f", not its left neighbour {(g - 1) % k}")
+            offsets[phase].add((chunks.pop() - g + step) % k)
+    if len(offsets[0]) > 1 or len(offsets[1]) > 1:
+        bad.append(f"chunk - (g - s) mod K not one constant: reduce-scatter {sorted(offsets[0])}, "
+                   f"all-gather {sorted(offsets[1])}")
+    elif offsets[0] and offsets[1] and offsets[1] != {(min(offsets[0]) + 1) % k}:
+        bad.append(f"the all-gather sends chunk (g - s + {min(offsets[1])}), not the one the "
+                   f"reduce-scatter finished, (g - s + {(min(offsets[0]) + 1) % k})")
+    states = ring_states(rows, n, array)
+    everyone = frozenset(range(k))
+    after_rs = next((st for p, s, st in reversed(states) if p == 0), None)
+    if after_rs is not None:
+        for c in range(len(first)):
+            holders = [g for g in range(k) if all(after_rs[g][i] == everyone for i in first[c])]
+            if len(holders) != 1:
+                bad.append(f"after the reduce-scatter chunk {c} is the full sum on "
+                           f"{len(holders)} GPUs")
+    per_step, ag_writes = defaultdict(int), defaultdict(int)  # from the rows: every write
+    for r in rows:
+        if r["array"] == array and r["rw"] == "W":
+            per_step[(r["phase"], r["step"], r["device"], r["index"])] += 1
+            ag_writes[(r["device"], r["index"])] += r["phase"] == 1
+    twice = sorted(key for key, v in per_step.items() if v > 1)
+    if twice:
+        p, s, g, i = twice[0]
+        bad.append(f"{PHASES[p]} step {s}: GPU {g} writes element {i} {per_step[twice[0]]} times")
+    twice = sorted(key for key, v in ag_writes.items() if v > 1)
+    if twice:
+        bad.append(f"all-gather: GPU {twice[0][0]} writes element {twice[0][1]} "
+                   f"{ag_writes[twice[0]]} times")
+    final = states[-1][2]
+    wrong = [(g, i) for g in range(k) for i in range(n) if final[g][i] != everyone]
+    if wrong:
+        g, i = wrong[0]
+        bad.append(f"{len(wrong)} of {k * n} elements not the sum of all {k} GPUs at the end; "
+                   f"first GPU {g} element {i}: the sum of GPU(s) {sorted(final[g][i])}")
+    ok = not bad
+    rs = min(offsets[0]) if offsets[0] else None
+    what = (f"{array}: {k} GPUs, {n} floats, {len(first)} chunk{'s' * (len(first) != 1)} with "
+            "data; "
+            + (f"step s on GPU g: chunk (g - s + {rs}) mod {k} in the reduce-scatter, "
+               f"(g - s + {(rs + 1) % k}) mod {k} in the all-gather, read from GPU g - 1; every "
+               f"chunk the full sum on one GPU after the reduce-scatter, every element on every "
+               f"GPU after the all-gather" if ok else "; ".join(bad[:3])))
+    return ok, what
+
+
+CHECKS = {"ring": check_ring, "shuffle": check_shuffle, "swizzle": check_swizzle, "elements_per_request": check_elements_per_request, "written_once": check_written_once, "sectors": check_sectors,
           "no_bank_conflicts": check_no_bank_conflicts, "packed_warps": check_packed_warps}
 
 
