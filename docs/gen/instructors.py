@@ -180,6 +180,18 @@ def _facts(name, rows, tl):
         return [f"warp 0 at step 0: lanes 0-7 read spheres "
                 f"{_fmt_list([r['index'] for r in lanes[:8]])}",
                 f"different addresses per warp request: {_fmt_list(per)}"]
+    if name == "ch07.7":  # the ring: which GPU writes which elements, read from which GPU
+        k, steps = tl.ring_steps(rows)
+        facts = []
+        for phase, step, reads, writes in steps:
+            done = [f"GPU {g} writes data[{min(w)}-{max(w)}] ({len(w)} floats) read from GPU "
+                    f"{_fmt_list(sorted({reads.get(g, {}).get(i) for i in w} - {None}))}"
+                    for g, w in sorted(writes.items()) if w]
+            idle = [g for g in range(k) if not writes.get(g)]
+            facts.append(f"{tl.PHASES[phase]} step {step}: " + "; ".join(done)
+                         + (f"; GPU {_fmt_list(idle)} writes nothing" if idle else ""))
+        return facts + [tl.check_ring(rows, max(r["index"] for r in rows
+                                                 if r["array"] == "data") + 1)[1]]
     if name == "ch04tc.7":
         places = {(row, chunk): (slot, place) for row, chunk, slot, place
                   in tl.swizzle_places(rows, "A")}
@@ -201,7 +213,7 @@ def trace_exercise(*names, indent="   "):
     import tracelib as tl
     handouts = {"ch02": "ch02_vector_add.md", "ch03": "ch03_dot_product.md",
                 "ch04": "ch04_matmul.md", "ch04tc": "ch04_tensor_cores.md",
-                "ch05": "ch05_raytrace.md"}
+                "ch05": "ch05_raytrace.md", "ch07": "ch07_multi_gpu.md"}
     for name in names:
         gpu, command, code, output, rows = _trace_run(name)
         handout = os.path.join(ROOT, "docs", handouts[name.split(".")[0]])
