@@ -193,7 +193,7 @@ def ncu_busiest_pipe(name):
     return (m.group(1), float(m.group(2))) if m else (None, None)
 
 
-# ---- MM-GPU-WGMMA's steps (docs/ch04_tensor_cores.md, part 2), from side/wgmma-steps.log ------------------
+# ---- MM-GPU-WGMMA's steps (docs/ch04_tensor_cores.md, its MM-GPU-WGMMA subsections), from side/wgmma-steps.log ------------------
 @functools.lru_cache(maxsize=None)
 def wgmma_runs(name="wgmma-steps.log"):
     """The runs of side/<name> (MM-GPU-WGMMA --step all --compare-cublas, each after a line
