@@ -23,6 +23,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from tour import parse_records  # noqa: E402  (the tour's reader of a program's JSON records)
+
 # (label, program, arguments): the lesson runs, at the sizes the tour uses by default.
 RUNS = [
     ("VA-GPU-NN", "ch02_vector_add/VA-GPU-NN", []),
@@ -57,17 +60,6 @@ PAIRS = {
     "streams default-sync / breadth-first (time)": (("streams", "default-sync", "time"), ("streams", "breadth-first", "time")),
     "zero_copy copy-then-compute / zero-copy (time)": (("zero_copy", "copy-then-compute", "time"), ("zero_copy", "zero-copy", "time")),
 }
-
-
-def records_of(stdout):
-    out = []
-    for line in stdout.splitlines():
-        if line.startswith('{"schema"'):
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
-    return out
 
 
 def value(records, variant, field):
@@ -118,7 +110,7 @@ def main():
                 rc, out = "timeout", ""
             except FileNotFoundError:
                 rc, out = "missing", ""
-            records = records_of(out)
+            records = parse_records(out)
             round_records[label] = records
             lesson = re.findall(r"^Lesson: (.*)$", out, re.M)
             impossible = re.findall(r"^impossible measurement: (.*)$", out, re.M)

@@ -31,6 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from tour import parse_records  # noqa: E402  (the tour's reader of a program's JSON records)
+
 HERE = Path(__file__).resolve().parent
 CHECKS_FILE = HERE / "checks.json"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
@@ -144,18 +147,6 @@ def parse_ncu_csv(text):
         if value is not None:
             metrics[row["Metric Name"]] = value
     return metrics, kernel
-
-
-def records(output):
-    """The program's JSON records (common/report.h: one line each, starting {"schema":1)."""
-    out = []
-    for line in output.split("\n"):
-        if line.startswith('{"schema":1'):
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
-    return out
 
 
 def claim_of(record, count):
@@ -277,7 +268,7 @@ def cmd_run(args):
     if missing:
         print(f"FAILED: ncu did not report {', '.join(missing)} for {kernel}\n{tail}")
         return EXIT_FAILED
-    mine = [x for x in records(r.stdout) if x.get("variant") == check["record"]]
+    mine = [x for x in parse_records(r.stdout) if x.get("variant") == check["record"]]
     if len(mine) != 1:
         print(f"FAILED: the program printed {len(mine)} JSON records of variant "
               f"{check['record']!r} (one expected)\n{tail}")
