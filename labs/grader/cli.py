@@ -138,6 +138,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
             all_results = list(pool.map(grade_one, range(len(folders))))
         meta["left_over_processes_killed"] = grader.left_over
+        meta["gradings_shared"] = grader.shared  # tasks whose program was graded for another submission
         meta["speed_gates_s"], meta["speed_gate_wait_s"] = round(grader.perf_s, 1), round(grader.perf_wait_s, 1)
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:

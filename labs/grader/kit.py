@@ -328,7 +328,8 @@ def cmd_selftest(args, grade_folders):
         m = graded[0][2]
         print(f"fence: {m['fence_detail']}")
         print(f"{lab['chapter']}: {len(subs)} submissions graded in {took:.0f} s (builds {m.get('build_s')} s, "
-              f"{m.get('builds')} distinct programs built; speed gates {m.get('speed_gates_s')} s, of which "
+              f"{m.get('builds')} distinct programs built, {m.get('gradings_shared')} tasks graded once for "
+              f"several submissions with the same program; speed gates {m.get('speed_gates_s')} s, of which "
               f"{m.get('speed_gate_wait_s')} s waiting for the lock)")
         rows = []
         for (name, folder, expect), (_, results, meta) in zip(subs, graded):

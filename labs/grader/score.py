@@ -9,6 +9,7 @@ the timed runs use shapes drawn from the grade's seed within the ranges of the t
 "sanitize.shapes" and "perf.shapes" (labs/labs.json), passed to the driver as --param and named in
 the report; the driver poisons the outputs before every timed launch and records every timed
 launch's output, all compared with the reference's (labs/drivers/driver.h)."""
+import concurrent.futures
 import fcntl
 import os
 import random
@@ -118,6 +119,8 @@ class Grader:
         self.left_over = 0  # processes found alive after a fenced run (and killed)
         self.perf_s = self.perf_wait_s = 0.0  # the speed gates' time (lock wait included), the wait
         self.clock = threading.Lock()
+        # One grading of each distinct program: {(task id, binary): Future of its rows}.
+        self.graded, self.shared = {}, 0
 
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
@@ -277,7 +280,32 @@ class Grader:
         return ratio >= perf["min_ratio"], said
 
     def task(self, task, plan, lock_path):
-        """[(check, points, max, reason)] for one task; any error scores 0 for this task only."""
+        """[(check, points, max, reason)] for one task; any error scores 0 for this task only.
+        A program is graded once in a grading: two submissions whose text for a task is the same
+        share one build (lab.py's grade_folders), so the same binary, and here its one set of
+        rows. Every run of it is fenced afresh (a private /tmp, nothing kept between runs), so a
+        second grading could tell nothing the first did not; it would only draw other inputs.
+        Two students with the same code get the same score, and a class of untouched skeletons,
+        or lab.py selftest's cheats that keep the solution's text for the tasks they do not
+        attack, cost one grading, not one each."""
+        if plan.get("error") or plan.get("binary") is None:
+            return self.task_once(task, plan, lock_path)
+        key = (task["id"], str(plan["binary"]))
+        with self.clock:
+            first = key not in self.graded
+            if first:
+                self.graded[key] = concurrent.futures.Future()
+            else:
+                self.shared += 1
+            rows = self.graded[key]
+        if first:
+            try:
+                rows.set_result(self.task_once(task, plan, lock_path))
+            except BaseException as e:  # noqa: BLE001  (whoever waits on it sees it too)
+                rows.set_exception(e)
+        return list(rows.result())
+
+    def task_once(self, task, plan, lock_path):
         pts = task["points"]
         try:
             if plan.get("error"):

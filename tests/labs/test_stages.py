@@ -389,6 +389,38 @@ class Score(unittest.TestCase):
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
 
+    def test_a_program_is_graded_once_for_every_submission_that_has_it(self):
+        # Eight threads grade 40 tasks of four distinct programs: each program once, its rows to
+        # all; a task that errs before a build has no program and is never shared.
+        import concurrent.futures
+        import threading
+        import time
+        g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=1)
+        graded, mutex = [], threading.Lock()
+
+        def task_once(task, plan, lock_path):
+            with mutex:
+                graded.append((task["id"], plan.get("binary")))
+            time.sleep(0.05)
+            if plan.get("binary") == "boom":
+                raise RuntimeError("the grading itself failed")
+            return [("tests", 1, 1, f"graded {plan.get('binary')}")]
+        g.task_once = task_once
+        plans = [({"id": f"t.{i % 2}"}, {"binary": f"b{i % 4}", "reference": "r"}) for i in range(40)]
+        plans += [({"id": "t.0"}, {"error": "lint"})] * 3
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            rows = list(pool.map(lambda tp: g.task(tp[0], tp[1], None), plans))
+        self.assertEqual(len([k for k in graded if k[1] is not None]), 4)  # t.0/b0, t.0/b2, t.1/b1, t.1/b3
+        self.assertEqual(len([k for k in graded if k[1] is None]), 3)
+        self.assertEqual(g.shared, 36)
+        for (task, plan), r in zip(plans, rows):
+            self.assertEqual(r[0][3], f"graded {plan.get('binary')}")
+        # A grading that fails fails for every submission that shares it (the caller scores 0).
+        for _ in range(2):
+            with self.assertRaises(RuntimeError):
+                g.task({"id": "t.9"}, {"binary": "boom"}, None)
+        self.assertEqual(graded.count(("t.9", "boom")), 1)
+
     def test_shapes_are_drawn_from_the_grade_seed_within_the_ranges(self):
         ranges = {"n": [2, 300000], "blocks": [1, 7]}
         a = score.draw_shapes(ranges, 5, "t/sanitize", 2)
