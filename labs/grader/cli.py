@@ -86,8 +86,9 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         prepared = [score.prepare(lab, f, REPO, lint_regions=f not in unlinted) for f in folders]
         reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
         started = time.time()
-        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            refs = {t["id"]: pool.submit(builder.reference, lab, t, reference_text[t["id"]]) for t in lab["tasks"]}
+        builds = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
+        try:
+            refs = {t["id"]: builds.submit(builder.reference, lab, t, reference_text[t["id"]]) for t in lab["tasks"]}
             refs = {k: v.result()[0] for k, v in refs.items()}
 
             def build(item):
@@ -108,35 +109,45 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                     if text is not None:
                         key = (task["id"], text)
                         if key not in same:
-                            same[key] = pool.submit(build, (task, text))
+                            same[key] = builds.submit(build, (task, text))
                         jobs[(i, task["id"])] = same[key]
-            built = {k: v.result() for k, v in jobs.items()}
-        meta["build_s"] = round(time.time() - started, 1)
-        meta["builds"] = len(same)
-        first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
-        grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
-        lock = work / "perf.lock"
+            builds_done = [0.0]
 
-        def grade_one(i):
-            results = []
-            for task in lab["tasks"]:
-                text, error = prepared[i][task["id"]]
-                plan = {"error": error, "reference": refs[task["id"]]}
-                if text is not None:
-                    binary, log, left = built[(i, task["id"])]
-                    if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
-                        grader.left_over += left
-                    plan.update(binary=binary, log=log)
-                if args.build_only:
-                    rows = [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
-                             else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
-                            for c in score.checks_of(task)]
-                else:
-                    rows = grader.task(task, plan, lock)
-                results.append((task, rows))
-            return results
-        with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
-            all_results = list(pool.map(grade_one, range(len(folders))))
+            def done(_):
+                builds_done[0] = time.time()
+            for f in same.values():
+                f.add_done_callback(done)
+            first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
+            grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
+            lock = work / "perf.lock"
+
+            def grade_one(i):
+                # A submission is graded as soon as its own programs are built, while the builds
+                # of the others go on (the graders wait on the GPU, the builds on the CPUs).
+                results = []
+                for task in lab["tasks"]:
+                    text, error = prepared[i][task["id"]]
+                    plan = {"error": error, "reference": refs[task["id"]]}
+                    if text is not None:
+                        binary, log, left = jobs[(i, task["id"])].result()
+                        if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
+                            with grader.clock:
+                                grader.left_over += left
+                        plan.update(binary=binary, log=log)
+                    if args.build_only:
+                        rows = [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
+                                 else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
+                                for c in score.checks_of(task)]
+                    else:
+                        rows = grader.task(task, plan, lock)
+                    results.append((task, rows))
+                return results
+            with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
+                all_results = list(pool.map(grade_one, range(len(folders))))
+        finally:
+            builds.shutdown(wait=True, cancel_futures=True)
+        meta["build_s"] = round(max(builds_done[0], started) - started, 1) if same else 0.0
+        meta["builds"] = len(same)
         meta["left_over_processes_killed"] = grader.left_over
         meta["gradings_shared"] = grader.shared  # tasks whose program was graded for another submission
         meta["speed_gates_s"], meta["speed_gate_wait_s"] = round(grader.perf_s, 1), round(grader.perf_wait_s, 1)

@@ -145,7 +145,8 @@ class Grader:
                 words = [self.sanitizer, "--tool", tool, *pad, "--error-exitcode", "86",
                          "--print-limit", "5", "--log-file", str(log)] + words
             rc, text, left = self.fence.run(words, jail, slot, timeout, show=[binary], reference=reference)
-            self.left_over += left
+            with self.clock:
+                self.left_over += left
             if tool:
                 data, why = safe_read(log, 1 << 20)
                 if data is None and why != "missing":
