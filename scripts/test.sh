@@ -24,8 +24,8 @@
 # configure step too (then --planted-bugs has nothing to run).
 #   scripts/test.sh --preset gpu --pass side     the same run in two commands, for a machine whose
 #   scripts/test.sh --preset gpu --pass lesson   commands are limited in time: set up, build and
-#       the side-by-side pass; then the second pass (lessons, lab self-tests) and the summary of
-#       both (times.json: the sums). --planted-bugs works the same way.
+#       the side-by-side pass; then the second pass (the lessons) and the summary of both
+#       (times.json: the sums). --planted-bugs works the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=default
@@ -115,10 +115,11 @@ set +e
 # has the GPU to itself: the first pass runs everything else side by side, where a program only
 # reports its lessons (CUDA_EXAMPLES_LESSONS=report). The second runs the lesson tests (label
 # lesson: the lesson runs, the planted bugs that break a lesson or print an impossible rate, and
-# their controls, in --planted-bugs) one at a time, then the lab self-tests (label lab) beside one another: each
-# grader times submissions against the reference, and a lock keeps their speed gates apart, but
-# a dozen other tests on the GPU made an honest solution miss its gate.
-# The first pass leaves both out by name: ctest ignores -LE where the test preset has an exclude
+# their controls, in --planted-bugs) one at a time.
+# The lab self-tests (label lab) run in the first pass, beside everything else: their graders'
+# speed gates are built for a busy GPU (a lock keeps two gates apart; student and reference
+# alternate, round after round, and the better of two honest estimates decides: labs/grader/score.py).
+# The first pass leaves the lessons out by name: ctest ignores -LE where the test preset has an exclude
 # label of its own (ours leave out "sanitize" and "mutant"; so CMake 3.25 and 4.4 both do), and
 # "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
 if [ "$pass" != lesson ]; then
@@ -137,25 +138,18 @@ if [ "$pass" = side ]; then
 fi
 [ "$pass" = lesson ] && [ "$side_status" != 0 ] && status=1
 lesson_junit=$(realpath -m "$build_dir/junit-lesson$suffix.xml")
-lab_junit=$(realpath -m "$build_dir/junit-lab.xml")
-rm -f "$lesson_junit" "$lab_junit"
+rm -f "$lesson_junit"
 echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
 ctest --preset "$tests" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
   tee -a "$log" | drop_did_not_run
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
-if [ $planted = 0 ]; then
-  echo "The lab self-tests, beside one another (their graders time submissions):"
-  ctest --preset "$tests" -j "$jobs" -L '^lab$' --no-tests=ignore --output-junit "$lab_junit" "$@" 2>&1 |
-    tee -a "$log" | drop_did_not_run
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
-fi
 set -e
 t4=$(now)
 if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
   # environment too, and then fails the run on any skip but "needs N GPUs". With --pass lesson,
   # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
-  python3 scripts/test_summary.py --preset "$tests" --also "$lesson_junit" --also "$lab_junit" --ctest-log "$log" \
+  python3 scripts/test_summary.py --preset "$tests" --also "$lesson_junit" --ctest-log "$log" \
     --times "$build_dir/times$suffix.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
     --phase "configure=$t1:$t2" --phase "build=$t2:$t3" --phase "tests=$t3:$t4" ||
     { rc=$?; if [ $rc = 1 ]; then status=1; fi; }

@@ -8,7 +8,7 @@ output, which ctest keeps in its JUnit file.
     python3 scripts/test_summary.py build/junit.xml    any file from ctest --output-junit
     python3 scripts/test_summary.py --preset gpu --where   only say where that file is
     python3 scripts/test_summary.py --preset gpu --second-pass-regex   the names of the tests
-        that need the GPU to themselves (labels lesson and lab), as one ctest regex for -E:
+        that need the GPU to themselves (label lesson), as one ctest regex for -E:
         scripts/test.sh's first pass leaves them out by name, since ctest ignores -LE where the
         test preset has an exclude label of its own (ours: "sanitize")
 
@@ -253,14 +253,14 @@ def summarise(path, gated=False, also=()):
 
 # The tests scripts/test.sh keeps out of its side-by-side pass: each reads a timing, which means
 # something only when the GPU is not shared with a dozen other tests. lesson: the lesson runs, and
-# the planted bugs that break a lesson or print an impossible rate, one at a time. lab: the lab
-# self-tests, whose graders time each submission against the reference (a speed gate); they run
-# beside one another (one lock keeps their gates apart), but not beside the rest of the suite.
-SECOND_PASS_LABELS = "^(lesson|lab)$"
+# the planted bugs that break a lesson or print an impossible rate, one at a time. (The lab
+# self-tests time submissions too, but their speed gates are built for a shared GPU: they run in
+# the side-by-side pass.)
+SECOND_PASS_LABELS = "^lesson$"
 
 
 def second_pass_regex(where):
-    """"^(a|b|...)$" matching exactly the tests labelled lesson or lab (where: ctest's --preset P
+    """"^(a|b|...)$" matching exactly the tests labelled lesson (where: ctest's --preset P
     or --test-dir D arguments); "" when there are none. Each name is escaped for ctest's regex."""
     listed = subprocess.run(["ctest", *where, "-N", "-L", SECOND_PASS_LABELS, "--show-only=json-v1"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True,
@@ -277,7 +277,7 @@ def main():
     parser.add_argument("--preset", help="read the JUnit file this test preset writes")
     parser.add_argument("--where", action="store_true", help="only print the JUnit file's path")
     parser.add_argument("--second-pass-regex", action="store_true",
-                        help="only print a regex of the names of the tests labelled lesson or lab "
+                        help="only print a regex of the names of the tests labelled lesson "
                              "(for ctest -E)")
     parser.add_argument("--test-dir", help="(--second-pass-regex) a build folder instead of --preset")
     parser.add_argument("--also", action="append", default=[], metavar="JUNIT",

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/test.sh's first pass leaves out exactly the tests of its second pass, those labelled
-lesson or lab (ctest: passes.first_pass). ctest ignores -LE where the test preset has an exclude
-label of its own, so test.sh excludes them by name (test_summary.py --second-pass-regex): in this
-build folder, the tests that regex leaves are every test but those, and none of those.
+lesson (ctest: passes.first_pass), and keeps the lab self-tests. ctest ignores -LE where the test
+preset has an exclude label of its own, so test.sh excludes them by name (test_summary.py
+--second-pass-regex): in this build folder, the tests that regex leaves are every test but those,
+and none of those; the lab self-tests are among them.
 And the two tiers split the tests between them: the label filters of CMakePresets.json's test
 presets, applied to this build folder, give command 2 (presets default, ci, gpu) every test but
 the sanitizer runs and the planted bugs, and scripts/test.sh --planted-bugs (presets
@@ -28,13 +29,13 @@ def main():
     build = str(Path(sys.argv[1]).resolve())
     everything = names(build)
     lessons, labs = names(build, "-L", "lesson"), names(build, "-L", "^lab$")
-    second = lessons | labs
+    second = lessons
     regex = test_summary.second_pass_regex(["--test-dir", build])
     first = names(build, "-E", regex)
     if not lessons or not labs or not regex:
         print(f"FAILED: no lesson or no lab tests found in {build} (regex {regex!r})")
         return 1
-    wrong = (first & second) | ((everything - second) - first)
+    wrong = (first & second) | ((everything - second) - first) | (labs - first)
     print(f"{len(everything)} tests, {len(lessons)} labelled lesson and {len(labs)} lab, "
           f"{len(first)} in the first pass")
     if wrong:

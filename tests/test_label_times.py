@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/test.sh runs ctest more than once (a side-by-side pass, the lessons, the lab
-self-tests), and each run prints its own "Label Time Summary". The record's summed test time per
+"""scripts/test.sh runs ctest more than once (a side-by-side pass, then the lessons; until
+2026-11-26 a third for the lab self-tests, kept below as a third run), and each run prints its
+own "Label Time Summary". The record's summed test time per
 label adds them all up (ctest: passes.label_times). It once kept only the last of each label:
 the H200 record showed the planted bugs' 56 minutes as the lesson pass's 1 minute.
     python3 tests/test_label_times.py"""

@@ -106,7 +106,7 @@ def main():
                              "'sanitizers', 'command 1'")
     parser.add_argument("--pass", dest="test_pass", choices=("side", "lesson"),
                         help="a tier in two calls: its side-by-side pass (with the build), then "
-                             "its second pass (lessons, then the lab self-tests) and summary (--append), "
+                             "its second pass (the lessons) and summary (--append), "
                              "kept as one step")
     parser.add_argument("--append", action="store_true",
                         help="add the steps to DIR/record.json (a second call on the same machine, "
