@@ -276,7 +276,10 @@ class Attacks(unittest.TestCase):
                 port = fence_cheats.LISTENERS[name].port
             if name == "sanitizer-log-symlink":
                 fence_cheats.SECRETS[name] = fence_cheats.secret_file(name)
-            prog = s.program(fence_cheats.program(name, port, main=True))
+            # Writes only into this test's own cache: through the weakest fence the attack gets
+            # out, and beside a lab self-test (ctest runs them side by side) it overwrote the
+            # self-test's cached references, found through its command line's --work.
+            prog = s.program(fence_cheats.program(name, port, main=True, write_root=f"{s.work}/"))
             # The paths that the grader's command lines show (ctest's lab.py line, --work).
             rc, out, _ = s.run([prog, f"--work={s.work}", f"{REPO}/scripts/lab.py"], show=[prog],
                                timeout=40)
@@ -315,11 +318,24 @@ class Attacks(unittest.TestCase):
     def test_through_the_weakest_fence_they_do(self):
         weak = fence.Fence("setsid")
         leaked = {}
-        for name in ("runs-reference-found-on-disk", "reads-course-repo-via-proc",
-                     "leaves-files-in-tmp-and-shm", "outlives-the-grade", "poisons-reference-cache",
-                     "reaches-the-network"):
-            out, found = self.attack(weak, name)
-            leaked[name] = found
+        # A grader beside this test (ctest runs lab.fence beside the lab self-tests), its --work
+        # on its command line: the attacks that get out must not reach its cache.
+        bystander = Path(tempfile.mkdtemp(prefix="lab-bystander-"))
+        driver = bystander / "cache" / "k" / "driver"
+        driver.parent.mkdir(parents=True)
+        driver.write_text("#!/bin/sh\necho reference\n")
+        beside = subprocess.Popen(["bash", "-c", "sleep 60; :", "grader", f"--work={bystander}"])
+        try:
+            for name in ("runs-reference-found-on-disk", "reads-course-repo-via-proc",
+                         "leaves-files-in-tmp-and-shm", "outlives-the-grade", "poisons-reference-cache",
+                         "reaches-the-network"):
+                out, found = self.attack(weak, name)
+                leaked[name] = found
+            self.assertEqual(driver.read_text(), "#!/bin/sh\necho reference\n")
+        finally:
+            beside.kill()
+            beside.wait()
+            shutil.rmtree(bystander, ignore_errors=True)
         self.assertEqual([n for n, f in leaked.items() if not f], [], leaked)
 
 

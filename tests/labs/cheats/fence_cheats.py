@@ -47,6 +47,14 @@ static std::vector<std::string> lab_glob(const char* pattern) {
     globfree(&g);
     return out;
 }
+// Where the attack may write: everywhere, in a submission (the fence must stop it); only under
+// LAB_WRITE_ROOT where test_fence.py runs it on a CPU through the weakest fence, which does not
+// stop it: there it would overwrite the caches of any grader running beside it (a lab self-test
+// beside ctest's lab.fence, a course's build-lab/), not only the test's own.
+static bool lab_may_write(const std::string& path) {
+    const char* root = LAB_WRITE_ROOT;
+    return !*root || path.compare(0, std::strlen(root), root) == 0;
+}
 // Every absolute path in the command lines of every process this program can see.
 static std::vector<std::string> lab_paths_seen() {
     std::vector<std::string> out;
@@ -174,6 +182,7 @@ ATTACKS = {
         for (const char* sub : {"/cache/*/driver", "/private-cache*/*/driver", "/build-lab/cache/*/driver"})
             for (const std::string& m : lab_glob((p + sub).c_str())) found.push_back(m);
     for (const std::string& m : found) {
+        if (!lab_may_write(m)) continue;
         int fd = open(m.c_str(), O_WRONLY | O_TRUNC);
         if (fd >= 0) {
             std::printf("LEAK: poisoned %s\n", m.c_str());
@@ -260,21 +269,31 @@ ATTACKS = {
 HONEST = {"sanitizer-log-symlink", "sanitizer-log-fifo"}  # the kernel works: the sanitizer must run
 
 
+# This process's own part of every mark: lab.fence leaves files and sleepers on purpose (through
+# the weakest fence) while a lab self-test beside it checks that its own cheats left none, so the
+# two must not share a mark (nor clean up each other's).
+RUN = f"{os.getpid() % 10 ** 6:06d}"
+
+
 def marker(name):
     """The cheat's own mark: its file names, its sleepers' argument, its secret's name."""
     digits = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % 10 ** 6
-    return f"lab-fence-{name}", f"4711.{digits:06d}"
+    return f"lab-fence-{name}-{RUN}", f"4711.{digits:06d}{RUN}"
 
 
-def program(name, port=0, main=False):
+def program(name, port=0, main=False, write_root=""):
     """The attack as C++: a function lab_cheat() and, for the submission, a static initializer
-    that calls it before main() (main=True: a main() that calls it, for g++ on a CPU)."""
+    that calls it before main() (main=True: a main() that calls it, for g++ on a CPU).
+    write_root: where an attack that writes may write (test_fence.py: its own scratch folder;
+    "" in a submission: anywhere)."""
+    if '"' in write_root or "\\" in write_root:
+        raise ValueError(f"write_root {write_root!r}")
     mark, sleep = marker(name)
     body = ATTACKS[name][1].replace("MARK_SLEEP", sleep).replace("MARK_PORT", str(port)).replace("MARK", mark)
     inc = "\n".join(f"#include <{h}>" for h in HEADERS)
     run = "int main() { lab_cheat(); return 0; }" if main else \
         "static int lab_cheat_ran = (lab_cheat(), 0);"
-    return f"{inc}\n{COMMON}\nstatic void lab_cheat() {{{body}}}\n{run}\n"
+    return f"{inc}\n#define LAB_WRITE_ROOT \"{write_root}\"\n{COMMON}\nstatic void lab_cheat() {{{body}}}\n{run}\n"
 
 
 class Listener:
