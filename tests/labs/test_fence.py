@@ -324,7 +324,10 @@ class Attacks(unittest.TestCase):
         driver = bystander / "cache" / "k" / "driver"
         driver.parent.mkdir(parents=True)
         driver.write_text("#!/bin/sh\necho reference\n")
-        beside = subprocess.Popen(["bash", "-c", "sleep 60; :", "grader", f"--work={bystander}"])
+        # (its own session, no pipe of ctest's: its sleep must not keep the test open after it)
+        beside = subprocess.Popen(["bash", "-c", "sleep 60; :", "grader", f"--work={bystander}"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             for name in ("runs-reference-found-on-disk", "reads-course-repo-via-proc",
                          "leaves-files-in-tmp-and-shm", "outlives-the-grade", "poisons-reference-cache",
@@ -333,7 +336,7 @@ class Attacks(unittest.TestCase):
                 leaked[name] = found
             self.assertEqual(driver.read_text(), "#!/bin/sh\necho reference\n")
         finally:
-            beside.kill()
+            os.killpg(beside.pid, 9)
             beside.wait()
             shutil.rmtree(bystander, ignore_errors=True)
         self.assertEqual([n for n, f in leaked.items() if not f], [], leaked)
