@@ -14,7 +14,8 @@
 #       a planted bug survives or a control fails. Without a GPU it only compiles them (the check
 #       that every patch still applies and compiles) and their tests skip. The counters checks
 #       (tests/counters: each rate's numerator against the GPU's own counters, under ncu) run in
-#       this tier too: a minute of the GPU to itself that command 2's time could not spare.
+#       this tier too, one at a time while the planted bugs build: they count, they do not time,
+#       and the build (nvcc, on the CPU) leaves the GPU to them (junit-counters-planted-bugs.xml).
 # Each run writes a JUnit report, <build folder>/junit.xml (junit-planted-bugs.xml), and how long
 # each step took, <build folder>/times.json (times-planted-bugs.json; tools/ci_record.py keeps it
 # as the record README's times come from).
@@ -58,6 +59,7 @@ if [ -z "$junit" ] && [ $planted = 1 ] && ! python3 scripts/test_summary.py --pr
   exit 2
 fi
 build_dir=$(dirname "${junit:-build/junit.xml}")
+counters_junit=$build_dir/junit-counters$suffix.xml counters_log=$build_dir/test-counters$suffix.log
 # --pass side leaves for --pass lesson: its phases and exit status (test-side.env), and ctest's log.
 side_env=$build_dir/test-side$suffix.env
 if [ "$pass" = lesson ] && [ ! -f "$side_env" ]; then
@@ -82,8 +84,24 @@ if [ $planted = 1 ]; then
   # compiled, to PTX: tests/mutants/README.md). The build is the proof that every patch applies
   # and compiles. Their compiler warnings are expected: a planted bug often leaves a variable
   # unused or a value unread, and the patched copies never build with -Werror.
+  # The counters checks need only the programs just built, and the GPU to themselves: the
+  # build below compiles on the CPU and leaves the GPU idle, so they run now, one at a time,
+  # beside it. A count does not depend on how busy the CPU is (a rate would). The planted bugs
+  # caught by the counters (label mutant too) need their patched programs: they wait for the
+  # second pass.
+  counters_pid=""
+  if [ "$pass" != lesson ]; then
+    rm -f "$counters_junit" "$counters_log"
+    ctest --preset "$tests" -j 1 -L counters -LE mutant --no-tests=ignore \
+      --output-junit "$(realpath -m "$counters_junit")" "$@" >"$counters_log" 2>&1 &
+    counters_pid=$!
+    echo "test.sh: the counters checks run one at a time beside the build (their log: $counters_log)"
+  fi
   echo "test.sh: building the planted bugs (target mutants); their warnings are expected (a planted bug often leaves something unused)"
-  cmake --build --preset "$preset" -j "$jobs" --target mutants
+  if ! cmake --build --preset "$preset" -j "$jobs" --target mutants; then
+    [ -z "$counters_pid" ] || wait "$counters_pid" || true   # nothing of this run left behind
+    exit 1
+  fi
 fi
 t3=$(now)
 status=0
@@ -111,6 +129,15 @@ drop_did_not_run() {
   done
 }
 set +e
+counters_status=0
+if [ -n "${counters_pid:-}" ]; then
+  # Their results, once they are done: the side-by-side pass must not start while they count.
+  wait "$counters_pid"
+  counters_status=$?
+  echo "The counters checks, one at a time beside the build of the planted bugs ($(awk "BEGIN { printf \"%.0f\", $(now) - $t3 }") s waited for them after it):"
+  drop_did_not_run <"$counters_log"
+  cat "$counters_log" >>"$log"
+fi
 # Two passes. A lesson (common/report.h) is a timing, so it means something only when the program
 # has the GPU to itself: the first pass runs everything else side by side, where a program only
 # reports its lessons (CUDA_EXAMPLES_LESSONS=report). The second runs the lesson tests (label
@@ -125,8 +152,9 @@ set +e
 if [ "$pass" != lesson ]; then
   second=$(python3 scripts/test_summary.py --preset "$tests" --second-pass-regex 2>/dev/null || true)
   CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" ${second:+-E "$second"} "$@" 2>&1 |
-    tee "$log" | drop_did_not_run
+    tee -a "$log" | drop_did_not_run
   status=${PIPESTATUS[0]}
+  [ "$counters_status" = 0 ] || status=1
 fi
 if [ "$pass" = side ]; then
   t4=$(now)
@@ -140,7 +168,10 @@ fi
 lesson_junit=$(realpath -m "$build_dir/junit-lesson$suffix.xml")
 rm -f "$lesson_junit"
 echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
-ctest --preset "$tests" -j 1 -L lesson --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
+# --planted-bugs: the counters checks ran beside the build (the planted bugs they catch run here).
+counted=()
+[ $planted = 1 ] && counted=(-E '\.counters(\.[^.]+)?$')
+ctest --preset "$tests" -j 1 -L lesson "${counted[@]}" --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
   tee -a "$log" | drop_did_not_run
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 set -e
@@ -149,7 +180,9 @@ if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
   # environment too, and then fails the run on any skip but "needs N GPUs". With --pass lesson,
   # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
-  python3 scripts/test_summary.py --preset "$tests" --also "$lesson_junit" --ctest-log "$log" \
+  also=(--also "$lesson_junit")
+  [ $planted = 1 ] && also+=(--also "$(realpath -m "$counters_junit")")
+  python3 scripts/test_summary.py --preset "$tests" "${also[@]}" --ctest-log "$log" \
     --times "$build_dir/times$suffix.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
     --phase "configure=$t1:$t2" --phase "build=$t2:$t3" --phase "tests=$t3:$t4" ||
     { rc=$?; if [ $rc = 1 ]; then status=1; fi; }

@@ -9,8 +9,13 @@ presets, applied to this build folder, give command 2 (presets default, ci, gpu)
 the sanitizer runs and the planted bugs, and scripts/test.sh --planted-bugs (presets
 *planted-bugs) exactly the planted bugs and the counters checks (labels mutant, counters), and
 both at least one test.
+Within the planted bugs' tier, scripts/test.sh runs each test once, in one of three places: the
+counters checks beside the build (-L counters -LE mutant), the side-by-side pass (every test not
+labelled lesson), the second pass (label lesson, less the counters checks, by the regex test.sh
+gives ctest's -E, read from test.sh itself).
     python3 tests/test_first_pass.py BUILD_DIR"""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,7 +78,30 @@ def tiers(build, everything):
         print(f"the tiers: command 2 {len(everything - mutants - sanitize)} tests, the planted bugs and "
               f"the counters checks "
               f"{len(mutants)}, the sanitizer runs {len(sanitize)}")
-    return status
+    return status or planted_passes(build, mutants)
+
+
+def planted_passes(build, planted):
+    script = (Path(__file__).resolve().parent.parent / "scripts" / "test.sh").read_text()
+    hit = re.search(r"counted=\(-E '([^']+)'\)", script)
+    if not hit:
+        print("FAILED: scripts/test.sh gives its second pass no -E for the counters checks")
+        return 1
+    early = names(build, "-L", "counters", "-LE", "mutant")
+    lessons = names(build, "-L", "lesson")
+    second = names(build, "-L", "lesson", "-E", hit.group(1)) & planted
+    side = planted - lessons
+    places = {"beside the build": early, "side by side": side, "second pass": second}
+    twice = {n for a in places for b in places if a < b for n in places[a] & places[b]}
+    missing = planted - early - side - second
+    stray = (early | second) - planted
+    print(f"the planted bugs' tier: {len(early)} counters checks beside the build, {len(side)} side "
+          f"by side, {len(second)} in the second pass")
+    if twice or missing or stray or not early or not second:
+        print(f"FAILED: twice {sorted(twice)[:3]}, never {sorted(missing)[:3]}, not of the tier "
+              f"{sorted(stray)[:3]}" + ("" if early and second else ", or an empty place"))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
