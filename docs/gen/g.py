@@ -274,8 +274,10 @@ def gpu_runner_time():
              f"there, with ray's planted bugs behind it: the folder's README says why), their own "
              f"times adding up to "
              f"{summed:.0f} s ({summed / wall:.1f} at once on average, with `-j 16`). Its GPU tests start "
-             f"about {processes} such processes: one for each of {gpu_tests} tests, and {check_runs} "
-             f"check runs of the planted bugs and their controls. At {one:.2f} s each that is about "
+             f"about {processes} such processes: one for each of its {gpu_tests} GPU tests, and "
+             f"{check_runs} check runs of the planted bugs and their controls (counted from the "
+             f"planted bugs' files as they are now; that pass ran them, their own tier runs them now). "
+             f"At {one:.2f} s each that is about "
              f"{processes * one:.0f} s of context creation, which no parallelism shortens.")
     cog.outl(f"- **The planted bugs** took {mutant:.0f} s of the {summed:.0f} s "
              f"({100 * mutant / summed:.0f}%).")
