@@ -113,11 +113,14 @@ def _about(record):
             f"{', from a fresh clone' if record.get('fresh_clone') else ''}")
 
 
-def _tier_words(step):
-    """'from a fresh clone' or 'after command 2, in its build folder': where a step started."""
-    if step.get("build_folder_found"):
-        return "after command 2, in its build folder"
-    return "from a fresh clone, build included"
+def _tier_words(step, record=None):
+    """'from a fresh clone' or 'after command 2, in its build folder': where a step started;
+    and the commit, where the step ran at another commit than its record's."""
+    where = ("after command 2, in its build folder" if step.get("build_folder_found")
+             else "from a fresh clone, build included")
+    if record and step.get("commit") and step["commit"] != record.get("commit"):
+        where += f", at commit {step['commit'][:10]}"
+    return where
 
 
 def ci_times_summary():
@@ -137,7 +140,7 @@ def ci_times_summary():
             failed = (f" (**exit {planted['exit']}**: [why](docs/ci.md#how-long-each-step-takes))"
                       if planted["exit"] else "")
             parts.append(f"the planted bugs **{duration(planted['seconds'])}**{failed} "
-                         f"{_tier_words(planted)}")
+                         f"{_tier_words(planted, gpu)}")
         cog.outl(f"- {m['gpu']} ({m['cores']} cores), {gpu['date'][:10]}: " + "; ".join(parts) + ".")
     if cpu:
         m = cpu["machine"]
@@ -160,7 +163,7 @@ def _table_rows(record):
         labels = _labels(step)
         counts = _counts(step)
         extra = "; ".join(x for x in (counts, f"summed test time by label: {labels}" if labels else "") if x)
-        where = _tier_words(step) if step["name"] in ("command 2", "planted bugs") else ""
+        where = _tier_words(step, record) if step["name"] in ("command 2", "planted bugs") else ""
         rows.append(f"| `{step['command']}` | {machine_words(record)} | {duration(step['seconds'])}"
                     f"{'' if step['exit'] == 0 else ' (exit ' + str(step['exit']) + ')'} | "
                     f"{where + '; ' if where else ''}{detail}{'; ' + extra if extra else ''} | "
