@@ -9,31 +9,39 @@ from .core import *  # noqa: F401,F403
 
 
 # ---- the labs' self-test (docs/grader.md) ----------------------------------------------
+def _lab_output(lines):
+    """What `lab.py selftest` printed for its labs: {lab: {table, verdict}}, from each
+    '### Lab chNN' table (its '|' rows) and the 'lab.py selftest: PASS|FAIL' line after it."""
+    labs, lab = {}, None
+    for line in lines:
+        m = re.match(r"### Lab (\S+)", line)
+        if m:
+            lab = labs.setdefault(m.group(1), {"table": [], "verdict": None, "seconds": None})
+        elif lab is not None and line.startswith("|"):
+            lab["table"].append(line)
+        elif lab is not None and re.match(r"lab\.py selftest: (\w+)", line):
+            lab["verdict"] = line.split(": ", 1)[1].split()[0]
+    return labs
+
+
 @functools.lru_cache(maxsize=None)
 def lab_selftest(name="side/lab-selftest.log"):
     """`ctest -L lab -V` output kept in the results run: {lab: (table lines, verdict, seconds)},
-    from the '### Lab chNN' table that `lab.py selftest` prints for each lab (ctest's 'N: '
-    prefix of each line taken off), its 'lab.py selftest: PASS|FAIL' and ctest's time."""
+    each test's lines (ctest's 'N: ' prefix taken off) read as `lab.py selftest` printed them,
+    and ctest's status and time."""
     path = side_file(name)
-    labs = {}
     if path is None:
-        return labs
+        return {}
     lines = open(path, errors="replace").read().splitlines()
-    prefix = {}
-    for line in lines:
-        m = re.match(r"(\d+): ### Lab (\S+)", line)
-        if m:
-            prefix[m.group(1)] = m.group(2)
-            labs[m.group(2)] = {"table": [], "verdict": None, "seconds": None}
+    streams = {}
     for line in lines:
         m = re.match(r"(\d+): (.*)$", line)
-        if m and m.group(1) in prefix:
-            lab = labs[prefix[m.group(1)]]
-            if m.group(2).startswith("|"):
-                lab["table"].append(m.group(2))
-            v = re.match(r"lab\.py selftest: (\w+)", m.group(2))
-            if v:
-                lab["verdict"] = v.group(1)
+        if m:
+            streams.setdefault(m.group(1), []).append(m.group(2))
+    labs = {}
+    for stream in streams.values():
+        labs.update(_lab_output(stream))
+    for line in lines:
         m = re.search(r"Test #(\d+): lab\.selftest\.(\S+) \.+\s+(\w+)\s+([\d.]+) sec", line)
         if m and m.group(2) in labs:
             labs[m.group(2)]["seconds"] = float(m.group(4))
@@ -44,25 +52,16 @@ def lab_selftest(name="side/lab-selftest.log"):
 @functools.lru_cache(maxsize=None)
 def lab_selftest_alone(name):
     """A later `lab.py selftest --labs chNN` run kept on its own (its output as printed, no
-    ctest prefix; its first line '# lab.py selftest --labs chNN at <commit> ...'): {lab: (table
-    lines, verdict, seconds, commit)}."""
+    ctest prefix; its first line '# lab.py selftest --labs chNN at <commit> ...'): as
+    lab_selftest, with the commit and lab.py's own 'graded in N s' time."""
     path = side_file(name)
     if path is None:
         return {}
     lines = open(path, errors="replace").read().splitlines()
     commit = re.search(r" at ([0-9a-f]{7,40})\b", lines[0]) if lines else None
-    labs, lab = {}, None
-    for line in lines:
-        m = re.match(r"### Lab (\S+)", line)
-        if m:
-            lab = labs.setdefault(m.group(1), {"table": [], "verdict": None, "seconds": None,
-                                               "commit": commit.group(1) if commit else None})
-            continue
-        if lab is not None and line.startswith("|"):
-            lab["table"].append(line)
-        v = re.match(r"lab\.py selftest: (\w+)", line)
-        if v and lab is not None:
-            lab["verdict"] = v.group(1)
+    labs = _lab_output(lines)
+    for lab in labs.values():
+        lab["commit"] = commit.group(1) if commit else None
     for line in lines:
         m = re.match(r"(ch\d+): \d+ submissions graded in ([\d.]+) s", line)
         if m and m.group(1) in labs:
