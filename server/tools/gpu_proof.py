@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The course server's proof on a GPU machine (run by gpu_proof.sh; see its header).
+
+gpu_proof.py OUT: a course of 6 students, lab ch02 open, the server started with its local
+workers (one per visible GPU), then through its HTTP API (the client's bearer tokens):
+the solution (must score full marks), the skeleton (0), three cheats of tests/labs/cheats
+(0 on each one's attacked task), and exercise ch02_vector_add.2 run with a student's edit
+(the exercise's own change, written as a student's file: every claim must hold). Then the
+server's time per job against `lab.py grade` alone on the same solution, alternated, 2 rounds.
+Writes OUT/proof.json and OUT/state/ (the server's database and job folders). Exit 0 when every
+check held, 1 when one did not, 77 when no GPU is here (after the CPU part ran)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "labs"))
+sys.path.insert(0, str(REPO / "tests" / "labs" / "cheats"))
+sys.path.insert(0, str(REPO / "tests" / "exercises"))
+sys.path.insert(0, str(REPO))
+from grader.fence import gpu_probe  # noqa: E402
+from grader.kit import cmd_make  # noqa: E402
+from grader.labs import find_lab  # noqa: E402
+from server.client import pack  # noqa: E402
+from server.jobqueue import Store  # noqa: E402
+from server.tests.serverlib import free_port  # noqa: E402
+
+CHEATS = ("static-initializer-prints-gtest-summary", "redefine-expect-macro", "recognises-fixed-inputs")
+
+
+def api(port, token, method, path, body=None):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def run_job(port, token, body, timeout=900):
+    import base64
+    started = time.monotonic()
+    job = api(port, token, "POST", "/api/jobs", body)
+    while time.monotonic() - started < timeout:
+        j = api(port, token, "GET", f"/api/jobs/{job['id']}")
+        if j["state"] in ("done", "failed"):
+            j["wall_s"] = round(time.monotonic() - started, 2)
+            return j
+        time.sleep(0.2)
+    raise SystemExit(f"job {job['id']} did not finish in {timeout} s")
+    base64  # noqa: B018
+
+
+def task_scores(j):
+    tests = ((j.get("detail") or {}).get("results") or {}).get("tests", [])
+    out = {}
+    for t in tests:
+        tid = t["name"].split(" ")[0]
+        s, m = out.get(tid, (0, 0))
+        out[tid] = (s + t["score"], m + t["max_score"])
+    return out
+
+
+def main(out):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="gpu-proof-"))
+    state = work / "state"
+    store = Store(state)
+    tokens = {n: store.add_student(n, n) for n in ["solution", "skeleton", "timing", "exercise"] + list(CHEATS)}
+    store.set_lab("ch02", True)
+    lab = find_lab("ch02")[0]
+    import cheats
+    folders = {"solution": work / "solution", "skeleton": work / "skeleton"}
+    cmd_make("ch02", folders["solution"], solution=True)
+    cmd_make("ch02", folders["skeleton"], solution=False)
+    for c in cheats.CHEATS:
+        if c["name"] in CHEATS:
+            folders[c["name"]] = work / c["name"]
+            cmd_make("ch02", folders[c["name"]], solution=True)
+            c["make"](folders[c["name"]], lab)
+    port = free_port()
+    log = open(out / "server.log", "w")
+    srv = subprocess.Popen([sys.executable, str(REPO / "server" / "serve.py"), "--state", str(state),
+                            "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
+    proof = {"gpu": None, "checks": [], "jobs": {}}
+    try:
+        for _ in range(100):
+            if "serve.py: http" in (out / "server.log").read_text():
+                break
+            time.sleep(0.1)
+        proof["server"] = (out / "server.log").read_text().splitlines()[0]
+        print(proof["server"], flush=True)
+
+        def check(name, ok, what):
+            proof["checks"].append({"check": name, "held": bool(ok), "what": what})
+            print(f"{'HELD' if ok else 'FAILED'}: {name}: {what}", flush=True)
+
+        def grade(who, folder):
+            import base64
+            j = run_job(port, tokens[who], {"kind": "grade", "lab": "ch02",
+                                            "upload_b64": base64.b64encode(pack(folder)).decode()})
+            proof["jobs"][who] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"],
+                                  "tasks": task_scores(j), "wall_s": j["wall_s"]}
+            print(f"{who}: job {j['id']} exit {j['exit']}: {j['summary']} {task_scores(j)} ({j['wall_s']} s)", flush=True)
+            return j
+
+        j = grade("solution", folders["solution"])
+        why = gpu_probe()
+        if j["exit"] == 77 or why:
+            print(f"gpu_proof: no GPU here ({why or j['summary']}): the CPU part ran, stopping (77)")
+            return 77
+        proof["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                                      capture_output=True, text=True).stdout.strip()
+        check("solution full marks", j["exit"] == 0 and all(s == m for s, m in task_scores(j).values()), j["summary"])
+        j = grade("skeleton", folders["skeleton"])
+        check("skeleton 0", all(s == 0 for s, _ in task_scores(j).values()), j["summary"])
+        for c in cheats.CHEATS:
+            if c["name"] in CHEATS:
+                j = grade(c["name"], folders[c["name"]])
+                zero = {t: task_scores(j).get(t) for t in c["zero"]}
+                check(f"cheat {c['name']} 0 on {', '.join(c['zero'])}", all(v and v[0] == 0 for v in zero.values()),
+                      f"{zero} ({j['summary']})")
+        import exercise as ex
+        e = ex.parse(ex.find("ch02_vector_add.2"))
+        j = run_job(port, tokens["exercise"], {"kind": "exercise", "exercise": e["name"], "edit": ex.patched(e)})
+        claims = (j.get("detail") or {}).get("claims") or []
+        proof["jobs"]["exercise"] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"], "claims": claims}
+        check("exercise ch02_vector_add.2 with an edit: every claim held", j["exit"] == 0 and claims,
+              j["summary"] + "; " + "; ".join(c["says"] for c in claims))
+        # Overhead: the same solution graded by lab.py grade alone and through the server, alternated.
+        alone, served = [], []
+        for r in range(2):
+            t = time.monotonic()
+            subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(folders["solution"]),
+                            "--lab", "ch02", "--out", str(work / f"alone-{r}")], stdout=subprocess.DEVNULL)
+            alone.append(time.monotonic() - t)
+            import base64
+            j = run_job(port, tokens["timing"], {"kind": "grade", "lab": "ch02",
+                                                 "upload_b64": base64.b64encode(pack(folders["solution"])).decode()})
+            served.append(j["wall_s"])
+        over = min(served) / min(alone) - 1
+        proof["overhead"] = {"lab_py_grade_s": [round(x, 2) for x in alone], "through_server_s": served,
+                             "overhead_best_of_2": round(over, 4)}
+        check("server overhead per job within 5% of lab.py grade alone", over <= 0.05,
+              f"lab.py grade {[round(x, 1) for x in alone]} s, through the server {served} s: {over * 100:+.1f}%")
+        return 0 if all(c["held"] for c in proof["checks"]) else 1
+    finally:
+        srv.terminate()
+        srv.wait(30)
+        log.close()
+        (out / "proof.json").write_text(json.dumps(proof, indent=1))
+        shutil.copytree(state, out / "state", ignore=shutil.ignore_patterns("*.tmp"))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", "gpu-proof")))

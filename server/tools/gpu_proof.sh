@@ -1,0 +1,16 @@
+#!/bin/sh
+# The course server's proof on a GPU machine (issue 45), in one command from the repository root:
+#   server/tools/gpu_proof.sh OUT          (as root, where lab.py grade runs its 'namespaces' fence)
+# What it proves: the server (serve.py, local workers: one per visible GPU), driven through its
+# HTTP API as a student's client drives it, grades lab ch02's solution at full marks, the skeleton
+# at 0 and three cheats of tests/labs/cheats at 0 on the task each attacks (two the lint stops,
+# one only a GPU run catches: recognises-fixed-inputs), runs exercise ch02_vector_add.2 with a
+# student's edit and every claim holds, and its time per graded job is within 5% of
+# `lab.py grade` alone on the same solution (alternated, best of 2). It writes OUT/proof.json (every
+# check, HELD or FAILED), OUT/server.log and OUT/state/ (the server's SQLite database and job
+# folders), from which a results page can be served and photographed on any machine.
+# Exit 0: every check held; 1: one did not; 77: no GPU here (the CPU part ran: the course, the
+# folders, the server, the first submission, which ended with 77). About 5 minutes on an H200.
+set -eu
+cd "$(dirname "$0")/../.."
+exec python3 server/tools/gpu_proof.py "${1:-${OUT:-gpu-proof}}"
