@@ -56,6 +56,7 @@ class Server:
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
+        self.proc.stdout.close()
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -64,6 +65,8 @@ class Server:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+                return
+            self.proc.stdout.close()
 
     def student(self, name):
         return self.store.add_student(name, name.title())
