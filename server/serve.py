@@ -487,13 +487,31 @@ def _same(a, b):
     return isinstance(a, str) and isinstance(b, str) and hmac.compare_digest(a.encode(), b.encode())
 
 
-def check_uids(backend):
-    """The server must not be the user that student code runs as: with the grader's fence as
-    root ('namespaces'), student code runs as uids 61000 and up, never the server's."""
-    from grader.fence import UID_BASE
+def check_uids(backend, accept_same_uid=False):
+    """The server must not be the user that student code runs as. Refused: a server whose uid
+    is in the range the grader's fence gives student code; and, with local workers that run
+    real jobs, a machine where the fence cannot drop to a uid of its own (not root: the
+    'namespaces-user' fence runs student code as the server's user, mapped), unless the
+    instructor accepts it. Returns the fence's description (None where no fence is probed)."""
+    from grader.fence import UID_BASE, Fence
     if UID_BASE <= os.getuid() < UID_BASE + 4096:
         raise SystemExit(f"serve.py: refused: this server runs as uid {os.getuid()}, in the range the "
                          "grader's fence gives student code")
+    if not isinstance(backend, backends.LocalBackend) or backend.cpu_workers:
+        return None  # a cluster's nodes run the fence (server/slurm/); the tests' fake jobs run none
+    fence = Fence()
+    if not fence.drops_uid:
+        if not accept_same_uid:
+            raise SystemExit(f"serve.py: refused: the grader's fence here is '{fence.kind}', which runs "
+                             "student code as this server's own user; start the server as root (the "
+                             "fence then gives each job a uid of its own), or pass --accept-same-uid")
+        return fence.describe() + " (SAME UID as the server: accepted)"
+    slot = fence.take_slot()
+    try:
+        assert fence.uid(slot) != os.getuid(), "the fence's uid is the server's"
+    finally:
+        fence.give_slot(slot)
+    return fence.describe()
 
 
 def main(argv=None):
@@ -504,6 +522,9 @@ def main(argv=None):
     p.add_argument("--backend", choices=("local", "slurm"), default="local")
     p.add_argument("--slurm-option", action="append", default=[], metavar="KEY=VALUE",
                    help="passed to the Slurm backend (server/slurm/)")
+    p.add_argument("--accept-same-uid", action="store_true",
+                   help="run student code as this server's own user where the fence cannot drop to "
+                        "another (not root); refused without it")
     p.add_argument("--cpu-workers", type=int, help=argparse.SUPPRESS)  # tests: fake jobs, no GPU
     p.add_argument("--job-command", help=argparse.SUPPRESS)  # tests: a fake job in place of runner.py
     p.add_argument("--grader-option", action="append", default=[],
@@ -515,7 +536,7 @@ def main(argv=None):
     options = dict(o.split("=", 1) for o in args.slurm_option)
     options["cpu_workers"] = args.cpu_workers
     backend = backends.make_backend(args.backend, options)
-    check_uids(backend)
+    fence = check_uids(backend, args.accept_same_uid)
     job_argv = shlex.split(args.job_command) if args.job_command else [sys.executable, str(HERE / "runner.py")]
     srv = CourseServer((args.host, args.port), args.state, backend, cfg, job_argv, args.grader_option)
     srv.start_workers()
@@ -523,6 +544,8 @@ def main(argv=None):
     print(f"serve.py: http://{args.host}:{srv.server_address[1]}/ state {args.state}, backend {backend.name}, "
           f"workers {', '.join(backend.slots())}" + (f" ({why}: every job ends with exit 77)" if why else ""),
           flush=True)
+    if fence:
+        print(f"serve.py: student code runs in the grader's fence: {fence}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=srv.shutdown).start())
     try:
         srv.serve_forever(poll_interval=0.1)

@@ -49,7 +49,7 @@ def grade_submission(chapter, folder, out, options=()):
                        + list(options))
     results = Path(out) / "results.json"
     scores = json.loads(results.read_text()) if results.is_file() else None
-    text = buf.getvalue()
+    text = buf.getvalue().replace(str(folder), "your submission").replace(str(out), "the report")
     summary = (f"{scores['score']:g} / {scores['max_score']:g} points" if scores else "no report")
     if code == 77:
         summary = "cannot run here: " + (text.split("CANNOT GRADE here: ")[-1].split("\n")[0])

@@ -272,24 +272,63 @@ class ServerTest(unittest.TestCase):
 
     def test_the_server_is_not_the_user_student_code_runs_as(self):
         sys.path.insert(0, str(REPO / "labs"))
-        from grader.fence import UID_BASE, Fence
+        from grader import fence
+        from server import backends
         real = os.getuid
         try:
-            os.getuid = lambda: UID_BASE + 3
+            os.getuid = lambda: fence.UID_BASE + 3
             with self.assertRaises(SystemExit):
                 serve.check_uids(None)
         finally:
             os.getuid = real
-        serve.check_uids(None)
-        if os.geteuid() == 0:
-            f = Fence()
-            if f.drops_uid:
-                slot = f.take_slot()
-                try:
-                    self.assertNotEqual(f.uid(slot), os.getuid())
-                    self.assertGreaterEqual(f.uid(slot), UID_BASE)
-                finally:
-                    f.give_slot(slot)
+        local = backends.LocalBackend(gpus=[])
+        if os.geteuid() != 0:
+            self.skipTest("not root: the fence cannot drop to a uid of its own here")
+        self.assertIn("its own uid", serve.check_uids(local))
+        real = fence.os.geteuid
+        try:  # the same machine as a user that is not root: its fence keeps the server's uid
+            fence.os.geteuid = lambda: 1000
+            with self.assertRaises(SystemExit) as refused:
+                serve.check_uids(local)
+            self.assertIn("runs student code as this server's own user", str(refused.exception))
+            self.assertIn("SAME UID", serve.check_uids(local, accept_same_uid=True))
+        finally:
+            fence.os.geteuid = real
+
+
+class StoreTest(unittest.TestCase):
+    """The queue's writes, without a server: a result once per job, for its running attempt only."""
+
+    def test_a_result_is_written_once_and_only_by_the_running_attempt(self):
+        tmp = Path(tempfile.mkdtemp(prefix="server-store-"))
+        try:
+            from server.jobqueue import MAX_ATTEMPTS, Store
+            st = Store(tmp / "state")
+            a = st.reserve("ann", "run", {}, 5)
+            st.release(a)
+            job = st.claim("gpu0")
+            self.assertEqual((job["id"], job["attempt"]), (a, 1))
+            self.assertIsNone(st.claim("gpu1"))  # one running job per student
+            self.assertTrue(st.requeue(a, 1, "lost"))
+            job = st.claim("gpu1")
+            self.assertEqual(job["attempt"], 2)
+            self.assertFalse(st.finish(a, 1, 0, "the stale attempt's result"))  # not its running attempt
+            self.assertTrue(st.finish(a, 2, 0, "attempt 2"))
+            self.assertFalse(st.finish(a, 2, 0, "written twice"))
+            self.assertEqual([tuple(r) for r in st.q("SELECT job_id, attempt, summary FROM results")],
+                             [(a, 2, "attempt 2")])
+            b = st.reserve("ann", "run", {}, 5)
+            st.release(b)
+            for n in range(1, MAX_ATTEMPTS + 1):
+                self.assertEqual(st.claim("gpu0")["attempt"], n)
+                st.requeue(b, n, "killed")
+            self.assertEqual(st.job(b)["state"], "failed")  # lost MAX_ATTEMPTS times: not run forever
+            self.assertIn("lost 3 times", st.job(b)["summary"])
+            with self.assertRaises(ValueError):
+                for _ in range(6):
+                    st.release(st.reserve("bo", "run", {}, 5))
+        finally:
+            shutil.rmtree(tmp)
 
 
 class NoGpuTest(unittest.TestCase):
