@@ -520,8 +520,13 @@ def main(argv=None):
     p.add_argument("--host", default="127.0.0.1", help="default loopback; a course's address to open it")
     p.add_argument("--port", type=int, default=8045)
     p.add_argument("--backend", choices=("local", "slurm"), default="local")
+    for k, what in (("conf", "the cluster's slurm.conf"), ("partition", "the partition"),
+                    ("gres", "the GPU gres of a job (default: gpu:1 where the partition has GPUs)"),
+                    ("jobs", "jobs handed to the cluster at once (the workers)"),
+                    ("time", "a job's time limit in minutes")):
+        p.add_argument(f"--slurm-{k}", help=f"--backend slurm: {what} (server/slurm/)")
     p.add_argument("--slurm-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="passed to the Slurm backend (server/slurm/)")
+                   help="any other word for the Slurm backend")
     p.add_argument("--accept-same-uid", action="store_true",
                    help="run student code as this server's own user where the fence cannot drop to "
                         "another (not root); refused without it")
@@ -534,6 +539,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     cfg = {k: getattr(args, k) for k in defaults()}
     options = dict(o.split("=", 1) for o in args.slurm_option)
+    options.update({k: getattr(args, f"slurm_{k}") for k in ("conf", "partition", "gres", "jobs", "time")
+                    if getattr(args, f"slurm_{k}") is not None})
     options["cpu_workers"] = args.cpu_workers
     backend = backends.make_backend(args.backend, options)
     fence = check_uids(backend, args.accept_same_uid)
