@@ -19,7 +19,12 @@ def main(spec_path, out):
     out = Path(out)
     here = Path(spec_path).parent
     edit = (here / "edit.cu").read_text() if (here / "edit.cu").is_file() else None
-    options = spec.get("grader_options", [])
+    options = list(spec.get("grader_options", []))
+    if not any(o.startswith("--work") for o in options):
+        # One grader folder per GPU (cache, reports, and the lock that keeps two speed gates off
+        # one GPU at once): workers on two GPUs do not wait on each other's gates.
+        gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "-") or "none"
+        options.append(f"--work={REPO / 'build-lab' / ('server-gpu-' + gpu)}")
     weak = "--accept-weak-fence" in options
     kind = spec["kind"]
     if kind == "grade":

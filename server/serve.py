@@ -95,7 +95,7 @@ class Worker(threading.Thread):
                 return
             if self.srv.stopping.wait(wait):
                 return  # the server stops: the job stays 'running'; a restart runs it again
-            wait = min(wait * 1.5, 0.5)
+            wait = min(wait * 1.5, 0.2)
         if code < 0:
             store.requeue(job["id"], job["attempt"], f"killed by signal {-code}")
             return

@@ -8,7 +8,10 @@ the solution (must score full marks), the skeleton (0), three cheats of tests/la
 (the exercise's own change, written as a student's file: every claim must hold). Then the
 server's time per job against `lab.py grade` alone on the same solution, alternated, 2 rounds.
 Writes OUT/proof.json and OUT/state/ (the server's database and job folders). Exit 0 when every
-check held, 1 when one did not, 77 when no GPU is here (after the CPU part ran)."""
+check held, 1 when one did not, 77 when no GPU is here (after the CPU part ran).
+
+gpu_proof.py OUT --throughput (two GPUs): 4 solutions graded by one worker, then by two
+(OUT/throughput.json); two must give at least 1.8 times the throughput of one."""
 import json
 import os
 import shutil
@@ -51,7 +54,7 @@ def run_job(port, token, body, timeout=900):
         if j["state"] in ("done", "failed"):
             j["wall_s"] = round(time.monotonic() - started, 2)
             return j
-        time.sleep(0.2)
+        time.sleep(0.1)
     raise SystemExit(f"job {job['id']} did not finish in {timeout} s")
     base64  # noqa: B018
 
@@ -135,6 +138,8 @@ def main(out):
               j["summary"] + "; " + "; ".join(c["says"] for c in claims))
         # Overhead: the same solution graded by lab.py grade alone and through the server, alternated.
         alone, served = [], []
+        subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(folders["solution"]),
+                        "--lab", "ch02", "--out", str(work / "alone-warm-up")], stdout=subprocess.DEVNULL)
         for r in range(2):
             t = time.monotonic()
             subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(folders["solution"]),
@@ -159,5 +164,62 @@ def main(out):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def throughput(out, n=4):
+    """Two GPUs: the same N solutions graded with one worker (CUDA_VISIBLE_DEVICES=0) and with
+    two (0,1), each after a warm-up that fills each worker's reference cache; two workers must
+    give at least 1.8 times the jobs per second of one."""
+    import base64
+    from server.backends import visible_gpus
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    gpus = visible_gpus()
+    if len(gpus) < 2:
+        print(f"gpu_proof --throughput: needs two GPUs, {len(gpus)} visible: skipped (77)")
+        return 77
+    work = Path(tempfile.mkdtemp(prefix="gpu-throughput-"))
+    solution = work / "solution"
+    cmd_make("ch02", solution, solution=True)
+    upload = base64.b64encode(pack(solution)).decode()
+    rates = {}
+    try:
+        for name, visible in (("one", gpus[0]), ("two", ",".join(gpus[:2]))):
+            state = work / f"state-{name}"
+            store = Store(state)
+            tokens = [store.add_student(f"s{i}", f"s{i}") for i in range(n + 2)]
+            store.set_lab("ch02", True)
+            port = free_port()
+            log = open(out / f"server-{name}.log", "w")
+            srv = subprocess.Popen([sys.executable, str(REPO / "server" / "serve.py"), "--state", str(state),
+                                    "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                   env=dict(os.environ, CUDA_VISIBLE_DEVICES=visible))
+            try:
+                time.sleep(3)
+                from concurrent.futures import ThreadPoolExecutor
+                body = {"kind": "grade", "lab": "ch02", "upload_b64": upload}
+                with ThreadPoolExecutor(n) as pool:  # warm-up: one job per worker
+                    list(pool.map(lambda t: run_job(port, t, body), tokens[n:n + (1 if name == "one" else 2)]))
+                    started = time.monotonic()
+                    jobs = list(pool.map(lambda t: run_job(port, t, body), tokens[:n]))
+                wall = time.monotonic() - started
+                rates[name] = {"jobs": n, "wall_s": round(wall, 1), "jobs_per_min": round(60 * n / wall, 2),
+                               "scores": [j["summary"] for j in jobs], "gpus": visible}
+                print(f"{name} worker(s) on GPU {visible}: {n} grades in {wall:.1f} s", flush=True)
+            finally:
+                srv.terminate()
+                srv.wait(30)
+                log.close()
+        ratio = rates["two"]["jobs_per_min"] / rates["one"]["jobs_per_min"]
+        rates["ratio"] = round(ratio, 2)
+        ok = ratio >= 1.8 and all(s.startswith("18 / 18") for r in ("one", "two") for s in rates[r]["scores"])
+        print(f"{'HELD' if ok else 'FAILED'}: two workers on two GPUs give {ratio:.2f} times the throughput "
+              f"of one (at least 1.8), every grade 18 / 18", flush=True)
+        (out / "throughput.json").write_text(json.dumps(rates, indent=1))
+        return 0 if ok else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", "gpu-proof")))
+    words = [w for w in sys.argv[1:] if w != "--throughput"]
+    where = words[0] if words else os.environ.get("OUT", "gpu-proof")
+    sys.exit(throughput(where) if "--throughput" in sys.argv else main(where))

@@ -11,6 +11,11 @@
 # folders), from which a results page can be served and photographed on any machine.
 # Exit 0: every check held; 1: one did not; 77: no GPU here (the CPU part ran: the course, the
 # folders, the server, the first submission, which ended with 77). About 5 minutes on an H200.
+# server/tools/gpu_proof.sh OUT --throughput (a machine with two GPUs): the same 4 solutions graded
+# through the server with one worker (one GPU) and with two (two GPUs); two must give at least
+# 1.8 times the jobs per minute of one (OUT/throughput.json). About 4 minutes; 77 with one GPU.
 set -eu
 cd "$(dirname "$0")/../.."
-exec python3 server/tools/gpu_proof.py "${1:-${OUT:-gpu-proof}}"
+out="${1:-${OUT:-gpu-proof}}"
+[ $# -gt 0 ] && shift
+exec python3 server/tools/gpu_proof.py "$out" "$@"
