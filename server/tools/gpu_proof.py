@@ -4,7 +4,7 @@
 gpu_proof.py OUT: a course of 6 students, lab ch02 open, the server started with its local
 workers (one per visible GPU), then through its HTTP API (the client's bearer tokens):
 the solution (must score full marks), the skeleton (0), three cheats of tests/labs/cheats
-(0 on each one's attacked task), and exercise ch02_vector_add.2 run with a student's edit
+(0 on each one's attacked task), and exercise ch02_vector_add.3 run with a student's edit
 (the exercise's own change, written as a student's file: every claim must hold). Then the
 server's time per job against `lab.py grade` alone on the same solution, alternated, 2 rounds.
 Writes OUT/proof.json and OUT/state/ (the server's database and job folders). Exit 0 when every
@@ -130,11 +130,11 @@ def main(out):
                 check(f"cheat {c['name']} 0 on {', '.join(c['zero'])}", all(v and v[0] == 0 for v in zero.values()),
                       f"{zero} ({j['summary']})")
         import exercise as ex
-        e = ex.parse(ex.find("ch02_vector_add.2"))
+        e = ex.parse(ex.find("ch02_vector_add.3"))
         j = run_job(port, tokens["exercise"], {"kind": "exercise", "exercise": e["name"], "edit": ex.patched(e)})
         claims = (j.get("detail") or {}).get("claims") or []
         proof["jobs"]["exercise"] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"], "claims": claims}
-        check("exercise ch02_vector_add.2 with an edit: every claim held", j["exit"] == 0 and claims,
+        check("exercise ch02_vector_add.3 with an edit: every claim held", j["exit"] == 0 and claims,
               j["summary"] + "; " + "; ".join(c["says"] for c in claims))
         # Overhead: the same solution graded by lab.py grade alone and through the server, alternated.
         alone, served = [], []

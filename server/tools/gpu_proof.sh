@@ -4,7 +4,7 @@
 # What it proves: the server (serve.py, local workers: one per visible GPU), driven through its
 # HTTP API as a student's client drives it, grades lab ch02's solution at full marks, the skeleton
 # at 0 and three cheats of tests/labs/cheats at 0 on the task each attacks (two the lint stops,
-# one only a GPU run catches: recognises-fixed-inputs), runs exercise ch02_vector_add.2 with a
+# one only a GPU run catches: recognises-fixed-inputs), runs exercise ch02_vector_add.3 with a
 # student's edit and every claim holds, and its time per graded job is within 5% of
 # `lab.py grade` alone on the same solution (alternated, best of 2). It writes OUT/proof.json (every
 # check, HELD or FAILED), OUT/server.log and OUT/state/ (the server's SQLite database and job
