@@ -204,10 +204,11 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "course-server"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds a connection may sit idle or send slowly (a slow client holds one thread)
 
-    def log_message(self, fmt, *args):
+    def log_request(self, code="-", size="-"):  # one line per request only with SERVER_LOG=1
         if os.environ.get("SERVER_LOG"):
-            super().log_message(fmt, *args)
+            super().log_request(code, size)
 
     # -- answers --
     def send(self, code, body, ctype="text/html; charset=utf-8", headers=()):
@@ -283,9 +284,16 @@ class Handler(BaseHTTPRequestHandler):
                     fields[name] = payload.decode("utf-8", "replace")
             return fields, files
         if ctype.startswith("application/json"):
-            value = json.loads(data or b"{}")
+            try:
+                value = json.loads(data or b"{}")
+            except ValueError:
+                raise ValueError(400, "the body is not JSON")
             if not isinstance(value, dict):
                 raise ValueError(400, "a JSON object, please")
+            for k, v in value.items():
+                if not (isinstance(v, str) or k == "args" and isinstance(v, list) and
+                        all(isinstance(w, str) for w in v)):
+                    raise ValueError(400, f"{str(k)[:40]}: a string (args: a list of strings)")
             return value, {}
         raise ValueError(415, "send a form or JSON")
 
@@ -296,8 +304,11 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         try:
             self.route_get()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             pass
+        except Exception as err:  # noqa: BLE001  (one answer, never a dropped connection)
+            self.log_error("GET %s: %r", self.path, err)
+            self.fail(500, "the server failed on this request")
 
     def do_POST(self):
         try:
@@ -305,8 +316,11 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError as err:
             code, msg = err.args if len(err.args) == 2 else (400, str(err))
             self.fail(code, msg)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             pass
+        except Exception as err:  # noqa: BLE001
+            self.log_error("POST %s: %r", self.path, err)
+            self.fail(500, "the server failed on this request")
 
     def limited(self, student):
         if not self.server.rates["requests_per_minute"].allow(student):

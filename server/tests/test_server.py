@@ -190,11 +190,17 @@ class ServerTest(unittest.TestCase):
                            ({"program": "VA-GPU-NN", "args": ["--n", "1"] * 9}, "at most 16"),
                            ({"program": "../../bin/sh", "args": []}, "no program"),
                            ({"program": "VA-GPU-NN", "args": [], "edit": "x" * (65 << 10)}, "larger than"),
-                           ({"exercise": "../../etc/passwd"}, "no exercise")):
+                           ({"exercise": "../../etc/passwd"}, "no exercise"),
+                           ({"program": ["VA-GPU-NN"], "args": []}, "a string"),
+                           ({"program": "VA-GPU-NN", "args": [["--n"]]}, "a list of strings")):
             body["kind"] = "exercise" if "exercise" in body else "run"
             s, r = c.api("POST", "/api/jobs", body)
             self.assertIn(s, (400, 413), body)
             self.assertIn(want, r["error"])
+        s, _, page = c.request("POST", "/api/jobs", b"{not json", {"Content-Type": "application/json"})
+        self.assertEqual(s, 400)
+        s, _, page = c.request("POST", "/api/jobs", b"x", {"Content-Type": "text/plain"})
+        self.assertEqual(s, 415)
 
     def test_closed_or_unknown_labs_take_no_submission(self):
         c = Client(self.srv.port, self.srv.student("fay"))
