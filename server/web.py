@@ -84,6 +84,8 @@ def what(j):
 
 
 def progress(job):
+    if job["state"] == "new":
+        return "being queued"
     if job["state"] == "queued":
         return f"waiting: number {job['position']} in the queue"
     if job["state"] == "running":
