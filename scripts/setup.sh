@@ -12,6 +12,9 @@
 #     libpng-dev, freeglut3-dev        optional: PNG images; chapter 5's window
 #     xvfb, x11-apps, imagemagick      test, optional: the chapter-5 window test
 #     clang                            test, optional: the lab lint's test against the compilers
+#     chromium                         test, optional: the course server's browser test (headless)
+#     slurmctld, slurmd, slurm-client, munge
+#                                      test, optional: the server's Slurm test (a one-node cluster)
 #     python3-venv                     examples, only when P is Debian's python3 without venv
 #   Python packages, with pip, into the project's virtual environment .venv/ (made with P,
 #     never into P itself): requirements.txt, that is matplotlib for the tour's plots and
@@ -71,6 +74,11 @@ if [ "$what" = test ]; then
   want x11-apps "the window test's screenshot (xwd)"
   want imagemagick "the window test's image comparison"
   want clang "the lab lint's test against the compilers (lab.lint_compiler: clang's lexer)"
+  want chromium "the course server's browser test (server/tests/test_browser.py, headless)"
+  want slurmctld "the server's Slurm test: its controller (server/slurm/cluster.sh)"
+  want slurmd "the server's Slurm test: its node daemon"
+  want slurm-client "the server's Slurm test: sbatch, squeue, scancel, sinfo"
+  want munge "the server's Slurm test: its authentication daemon"
 fi
 
 # Both packages of requirements.txt: matplotlib (the plots) and cogapp (the docs check).
@@ -232,7 +240,7 @@ if [ ${#still_missing[@]} -gt 0 ]; then
   say "going on without the optional ${still_missing[*]}"
 else
   ready="nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cmake"
-  [ "$what" = test ] && ready+=", GoogleTest, the window test's tools"
+  [ "$what" = test ] && ready+=", GoogleTest, the window test's tools, chromium, Slurm"
   ready+=", libpng, freeglut"
   [ "$what" = examples ] && [ "$plots_ready" = 1 ] && ready+=", matplotlib, cogapp"
   say "ready: $ready"

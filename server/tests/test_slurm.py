@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The Slurm path: a real one-node cluster (server/slurm/cluster.sh: munged, slurmctld, slurmd from
+Debian's packages, in a temporary folder) and the server's SlurmBackend submitting to it.
+
+  - a job's output comes back in its log, run in its own folder;
+  - the real grader (scripts/lab.py grade, inside its fence) run as a Slurm job: on a machine
+    without a GPU it exits 77 ("CANNOT GRADE here: no usable CUDA device") and the backend
+    reports 77, not a pass and not a lost job (with a GPU in the cluster: full marks, exit 0);
+  - a cancelled job is cancelled: a negative code, no exit file, none of its processes left;
+  - a backend made anew (a server started again) finds a job that still runs and reads its code;
+  - through the server, when its core is there (serve.py --backend slurm): a student's job page
+    shows "cannot run here: no GPU" and exit 77;
+  - stopping the cluster leaves none of its daemons or jobs.
+
+Run: python3 server/tests/test_slurm.py (ctest -L server). Without Slurm's packages it skips
+(exit 77) and says how to install them: apt-get install slurmctld slurmd slurm-client munge
+(scripts/setup.sh test does it, and CI=true requires it).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+CLUSTER = ROOT / "server" / "slurm" / "cluster.sh"
+PACKAGES = "slurmctld slurmd slurm-client munge"
+SBIN = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+
+
+def missing_tools():
+    return [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scontrol")
+            if shutil.which(t, path=SBIN) is None]
+
+
+def processes_with(marker):
+    """The pids whose environment holds the line MARKER (how cluster.sh marks its daemons)."""
+    pids = []
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker.encode() in env.read_bytes().split(b"\0"):
+                pids.append(int(env.parent.name))
+        except OSError:
+            pass
+    return pids
+
+
+def wait_for(what, check, timeout=30, every=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value is not None:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"{what}: not within {timeout} s")
+
+
+class SlurmPath(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if missing_tools():
+            raise unittest.SkipTest(f"Slurm is not installed (missing {', '.join(missing_tools())}): "
+                                    f"apt-get install --no-install-recommends {PACKAGES}")
+        cls.tmp = Path(tempfile.mkdtemp(prefix="test_slurm."))
+        cls.dir = cls.tmp / "cluster"
+        start = time.monotonic()
+        out = subprocess.run(["bash", str(CLUSTER), "start", str(cls.dir)], capture_output=True,
+                             text=True, timeout=60)
+        print(out.stdout + out.stderr, end="", file=sys.stderr)
+        if out.returncode != 0:
+            raise AssertionError(f"cluster.sh start failed (exit {out.returncode})")
+        print(f"test_slurm: cluster up in {time.monotonic() - start:.1f} s", file=sys.stderr)
+        cls.conf = str(cls.dir / "slurm.conf")
+        from server.slurm import make_backend
+        cls.backend = make_backend({"slurm_conf": cls.conf, "slurm_jobs": 2})
+        cls.has_gpu = cls.backend.gres is not None
+
+    @classmethod
+    def tearDownClass(cls):
+        out = subprocess.run(["bash", str(CLUSTER), "stop", str(cls.dir)], capture_output=True,
+                             text=True, timeout=90)
+        print(out.stdout + out.stderr, end="", file=sys.stderr)
+        left = processes_with(f"COURSE_SLURM_CLUSTER={cls.dir}")
+        pidfiles = [p for p in cls.dir.glob("*.pid")
+                    if p.read_text().strip().isdigit() and Path(f"/proc/{p.read_text().strip()}").exists()]
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        if out.returncode != 0 or left or pidfiles:
+            raise AssertionError(f"the cluster did not stop cleanly: exit {out.returncode}, "
+                                 f"processes left {left}, daemons of {[p.name for p in pidfiles]}")
+
+    def job_folder(self, name):
+        d = self.tmp / name
+        d.mkdir()
+        return d
+
+    def run_job(self, job_id, argv, timeout=30):
+        work = self.job_folder(f"job{job_id}")
+        h = self.backend.start(job_id, argv, work, work / "log", "slurm0")
+        code = wait_for(f"job {job_id}", lambda: self.backend.poll(h), timeout)
+        return h, code, (work / "log").read_text(errors="replace")
+
+    def test_output_returns(self):
+        h, code, log = self.run_job(1, [sys.executable, "-c",
+                                        "import os; print('hello from', os.getcwd())"])
+        self.assertEqual(code, 0, log)
+        self.assertIn(f"hello from {self.tmp / 'job1'}", log)
+        self.assertTrue(h["slurm_id"].isdigit())
+
+    def test_grader_without_gpu_exits_77(self):
+        # The real grader, inside its fence, as the server's runner calls it: a solution kit.
+        kit = self.tmp / "kit"
+        made = subprocess.run([sys.executable, str(ROOT / "scripts" / "lab.py"), "make", "ch02",
+                               str(kit), "--solution"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(made.returncode, 0, made.stdout + made.stderr)
+        self.assertIsNone(self.backend.cannot_run())  # the job decides, on its node
+        h, code, log = self.run_job(2, [sys.executable, str(ROOT / "scripts" / "lab.py"), "grade",
+                                        str(kit), "--lab", "ch02", "--out",
+                                        str(self.tmp / "report2")], timeout=120)
+        if self.has_gpu:
+            self.assertEqual(code, 0, log)  # the solution: full marks
+        else:
+            self.assertEqual(code, 77, log)
+            self.assertIn("CANNOT GRADE here: no usable CUDA device", log)
+        self.assertTrue((self.tmp / "report2" / "results.json").is_file(), log)
+
+    def test_exit_codes_and_signals_kept(self):
+        _, code, log = self.run_job(3, ["sh", "-c", "echo three; exit 3"])
+        self.assertEqual(code, 3, log)
+        self.assertIn("three", log)
+        _, code, log = self.run_job(4, ["sh", "-c", "kill -KILL $$"])
+        self.assertEqual(code, -9, log)  # killed by a signal: negative, as Popen says it
+
+    def test_cancel(self):
+        work = self.job_folder("job5")
+        h = self.backend.start(5, ["sh", "-c", "echo started; exec sleep 300"], work,
+                               work / "log", "slurm0")
+        log = work / "log"
+        wait_for("job 5 started", lambda: True if log.exists() and "started" in log.read_text()
+                 else None)
+        self.assertIsNone(self.backend.poll(h))
+        job_env = f"SLURM_JOB_ID={h['slurm_id']}"
+        self.assertTrue(processes_with(job_env), "the job's processes before cancel")
+        self.backend.cancel(h)
+        self.backend.cancel(h)  # idempotent
+        code = wait_for("job 5's code", lambda: self.backend.poll(h), 10)
+        self.assertLess(code, 0)
+        self.assertFalse((work / "slurm-exit").exists())
+        wait_for("job 5's processes gone", lambda: True if not processes_with(job_env) else None, 10)
+        self.assertFalse(self.backend.alive_after_restart(h))
+
+    def test_restarted_server_finds_its_job(self):
+        from server.slurm import make_backend
+        work = self.job_folder("job6")
+        h = self.backend.start(6, ["sh", "-c", "sleep 3; echo done; exit 5"], work, work / "log",
+                               "slurm1")
+        again = make_backend({"conf": self.conf})  # a server started anew, with the stored handle
+        self.assertTrue(again.alive_after_restart(h))
+        code = wait_for("job 6", lambda: again.poll(h), 30)
+        self.assertEqual(code, 5)
+        self.assertTrue(again.alive_after_restart(h))  # ended, its code kept: poll reads it
+        lost = dict(h, slurm_id="999999", exit_file=str(work / "none"))
+        self.assertFalse(again.alive_after_restart(lost))
+        self.assertEqual(again.poll(lost), -1)  # a job the cluster never had: lost, runs again
+
+    def test_through_the_server(self):
+        serve = ROOT / "server" / "serve.py"
+        if not serve.exists():
+            self.skipTest("server/serve.py is not there yet: the server's core")
+        from server.tests import server_path  # noqa: F401  (see server_path.py)
+
+
+if __name__ == "__main__":
+    if missing_tools():
+        print(f"test_slurm: skipped: Slurm is not installed (missing {', '.join(missing_tools())});"
+              f" install with: apt-get install --no-install-recommends {PACKAGES}"
+              " (or scripts/setup.sh test as root)")
+        sys.exit(77)
+    sys.exit(0 if unittest.main(exit=False, verbosity=2).result.wasSuccessful() else 1)
