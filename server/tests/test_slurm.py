@@ -16,6 +16,7 @@ Run: python3 server/tests/test_slurm.py (ctest -L server). Without Slurm's packa
 (exit 77) and says how to install them: apt-get install slurmctld slurmd slurm-client munge
 (scripts/setup.sh test does it, and CI=true requires it).
 """
+import json
 import os
 import shutil
 import subprocess
@@ -167,11 +168,41 @@ class SlurmPath(unittest.TestCase):
         self.assertEqual(again.poll(lost), -1)  # a job the cluster never had: lost, runs again
 
     def test_through_the_server(self):
-        serve = ROOT / "server" / "serve.py"
-        if not serve.exists():
+        # The real server (serve.py --backend slurm) with its real runner: a student's job goes
+        # through the queue to sbatch, and its page says what the job said.
+        if not (ROOT / "server" / "serve.py").exists():
             self.skipTest("server/serve.py is not there yet: the server's core")
-        from server.tests import server_path  # noqa: F401  (see server_path.py)
-
+        sys.path.insert(0, str(ROOT / "server" / "tests"))
+        from serverlib import Client, Server
+        server = Server(self.tmp / "state", fake=False,
+                        extra=["--backend", "slurm", "--slurm-conf", self.conf,
+                               "--slurm-jobs", "2"]).start()
+        try:
+            token = server.student("ada")
+            api = Client(server.port, token)
+            status, answer = api.api("POST", "/api/jobs", {"kind": "run", "program": "VA-GPU-NN",
+                                                           "args": ["--n", "1000"]})
+            self.assertEqual(status, 201, answer)
+            job = answer["id"]
+            self.assertTrue(server.wait_done([job], 90), f"job {job} did not end in 90 s")
+            handle = json.loads(server.store.q("SELECT handle FROM jobs WHERE id = ?", job)[0]["handle"])
+            shown = subprocess.run(["scontrol", "-o", "show", "job", handle["slurm_id"]],
+                                   capture_output=True, text=True, env=dict(os.environ, SLURM_CONF=self.conf))
+            self.assertIn(f"JobName=course-{job} ", shown.stdout, "the job did not go through Slurm")
+            _, result = api.api("GET", f"/api/jobs/{job}")
+            browser = Client(server.port)
+            browser.login(token)
+            status, _, page = browser.get(f"/jobs/{job}")
+            self.assertEqual(status, 200)
+            if self.has_gpu:
+                self.assertEqual(result["exit"], 0, result)
+            else:
+                self.assertEqual((result["state"], result["exit"]), ("done", 77), result)
+                self.assertIn("cannot run here: no GPU", result["summary"])
+                self.assertIn("cannot run here: no GPU", page)
+                self.assertIn('<span id="job-exit">exit 77', page)
+        finally:
+            server.stop()
 
 if __name__ == "__main__":
     if missing_tools():
