@@ -89,8 +89,11 @@ class BrowserOnTheServer(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.browser.close()
+        left = cls.browser.processes()
         cls.server.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
+        if left:
+            raise AssertionError(f"Chromium's processes {left} outlived Browser.close()")
 
     def state_of(self, b):
         """The job page's status, read again until the page answers (it reloads itself)."""

@@ -9,6 +9,14 @@ browser first logs in through the server's own form (/login, field "token"), as 
 then opens URL; without it, a page that needs a session shows the login page instead (exit 1).
 --full-page takes the whole page, not only the window.
 
+A results page from a state folder made on another machine (a GPU machine's proof run): serve a
+copy of it here and give its student a new token, which only the copy learns (tokens are kept
+hashed, so the old one cannot be shown again):
+    cp -r OUT/state /tmp/shot-state
+    T=$(python3 server/admin.py --state /tmp/shot-state student add solution | cut -d, -f3)
+    python3 server/serve.py --state /tmp/shot-state --port 8046 &
+    python3 server/tools/screenshot.py http://127.0.0.1:8046/jobs/1 results.png --token "$T" --full-page
+
 Browser is also the small Chrome DevTools Protocol client that server/tests/test_browser.py
 drives the pages with: Chromium started with --remote-debugging-pipe (JSON messages ending in a
 NUL byte on its fds 3 and 4), so the standard library is enough and no port is opened. It goes
