@@ -42,7 +42,7 @@ start() {
   done
   export PATH=$PATH:/usr/sbin
   running slurmctld && fail "a cluster is already running in $dir (cluster.sh stop $dir first)"
-  mkdir -p "$dir/state" "$dir/spool" && chmod 700 "$dir" || fail "cannot write in $dir"
+  { mkdir -p "$dir/state" "$dir/spool" && chmod 700 "$dir"; } || fail "cannot write in $dir"
   local user node ports ctld_port slurmd_port gres="" files=() f
   user=$(id -un)
   node=$(hostname -s)
@@ -127,8 +127,8 @@ EOF
   "${mark[@]}" slurmctld -i -f "$conf" || { show_log slurmctld; fail "slurmctld did not start"; }
   "${mark[@]}" slurmd -f "$conf" -N "$node" || { show_log slurmd; fail "slurmd did not start"; }
 
-  local i state=""
-  for i in $(seq 1 60); do
+  local state=""
+  for _ in $(seq 1 60); do
     state=$(sinfo -h -N -n "$node" -o '%T' 2>/dev/null)
     [ "$state" = idle ] && break
     sleep 0.5
@@ -143,29 +143,29 @@ EOF
 }
 
 stop_daemons() {
-  local d p i left
+  local d p left
   # The jobs first (their slurmstepd belongs to slurmd), then the daemons, newest first.
   if running slurmctld; then
     scancel --quiet --partition=course --full 2>/dev/null
     scancel --quiet --user="$(id -un)" 2>/dev/null
   fi
-  for i in $(seq 1 20); do
+  for _ in $(seq 1 20); do
     [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
     running slurmctld || break
     sleep 0.25
   done
   for d in slurmd slurmctld munged; do
     p=$(pid_of "$d") && kill -TERM "$p" 2>/dev/null
-    for i in $(seq 1 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
+    for _ in $(seq 1 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
     kill -0 "$p" 2>/dev/null && { say "$d (pid $p) ignored SIGTERM for 10 s: SIGKILL"; kill -KILL "$p"; }
   done
   # Anything left of its jobs (a slurmstepd or a job's process).
   left=$(ours)
   if [ -n "$left" ]; then
-    say "ending what its jobs left: pids $(echo $left)"
+    say "ending what its jobs left: pids $(tr '\n' ' ' <<<"$left")"
     for p in $left; do kill -KILL "$p" 2>/dev/null; done
   fi
-  for i in $(seq 1 20); do [ -z "$(ours)" ] && break; sleep 0.25; done
+  for _ in $(seq 1 20); do [ -z "$(ours)" ] && break; sleep 0.25; done
   [ -z "$(ours)" ]
 }
 
@@ -174,7 +174,7 @@ case $what in
   stop)
     [ -f "$conf" ] || fail "no cluster in $dir (no slurm.conf)"
     export PATH=$PATH:/usr/sbin
-    stop_daemons || fail "processes of the cluster still run: $(echo $(ours))"
+    stop_daemons || fail "processes of the cluster still run: $(ours | tr '\n' ' ')"
     say "stopped the cluster in $dir" ;;
   env) echo "export SLURM_CONF=$conf" ;;
   *) usage ;;
