@@ -8,8 +8,10 @@ Debian's packages, in a temporary folder) and the server's SlurmBackend submitti
     reports 77, not a pass and not a lost job (with a GPU in the cluster: full marks, exit 0);
   - a cancelled job is cancelled: a negative code, no exit file, none of its processes left;
   - a backend made anew (a server started again) finds a job that still runs and reads its code;
-  - through the server, when its core is there (serve.py --backend slurm): a student's job page
-    shows "cannot run here: no GPU" and exit 77;
+  - through the server (serve.py --backend slurm, its real runner): a student's job page shows
+    "cannot run here: no GPU" and exit 77;
+  - the server killed while its job runs in the cluster and started again: it adopts the job,
+    which ran once, and shows its result;
   - stopping the cluster leaves none of its daemons or jobs.
 
 Run: python3 server/tests/test_slurm.py (ctest -L server). Without Slurm's packages it skips
@@ -203,6 +205,38 @@ class SlurmPath(unittest.TestCase):
                 self.assertIn('<span id="job-exit">exit 77', page)
         finally:
             server.stop()
+
+    def test_server_killed_finds_its_job_in_the_cluster(self):
+        # The server killed (SIGKILL) while its job runs in the cluster, then started again on
+        # the same state: it adopts the job (alive_after_restart) and shows its one result; the
+        # job ran once. The job is the server tests' fake one (4 s), so no GPU is needed.
+        sys.path.insert(0, str(ROOT / "server" / "tests"))
+        from serverlib import FAKE, Client, Server
+        runs = self.tmp / "runs.log"
+        extra = ["--backend", "slurm", "--slurm-conf", self.conf, "--slurm-jobs", "1",
+                 "--job-command", FAKE.format(sleep=4, runs=runs)]
+        first = Server(self.tmp / "state-restart", fake=False, extra=extra).start()
+        try:
+            api = Client(first.port, first.student("bo"))
+            job = api.api("POST", "/api/jobs", {"kind": "run", "program": "VA-GPU-NN",
+                                                "args": []})[1]["id"]
+
+            def running():
+                row = first.store.q("SELECT state, handle FROM jobs WHERE id = ?", job)[0]
+                return True if row["state"] == "running" and row["handle"] else None
+            wait_for(f"job {job} running in the cluster", running, 20)
+        finally:
+            first.kill()
+        second = Server(self.tmp / "state-restart", fake=False, extra=extra).start()
+        try:
+            self.assertTrue(second.wait_done([job], 40), f"job {job} did not end after the restart")
+            row = second.store.q("SELECT state, attempt FROM jobs WHERE id = ?", job)[0]
+            _, result = Client(second.port, second.student("bo")).api("GET", f"/api/jobs/{job}")
+        finally:
+            second.stop()
+        self.assertEqual(runs.read_text().split(), [str(job)], "the job ran more than once")
+        self.assertEqual((row["state"], row["attempt"]), ("done", 1), "the job was queued again")
+        self.assertEqual(result["summary"], f"ran job {job}")
 
 if __name__ == "__main__":
     if missing_tools():
