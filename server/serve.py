@@ -335,8 +335,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, web.SCRIPT, "text/javascript; charset=utf-8")
         if path == "/static/style.css":
             return self.send(200, web.STYLE, "text/css; charset=utf-8")
+        if path == "/favicon.ico":  # asked for by browsers on their own; no login redirect
+            return self.send(404, "no icon\n", "text/plain; charset=utf-8")
         if path == "/login":
-            csrf = os.urandom(24).hex()
+            # Keep the browser's login token while it is well formed: a second GET of /login
+            # (another tab, a reload, a request the browser makes on its own) must not make the
+            # form already on screen fail its CSRF check.
+            kept = self.cookie("login_csrf") or ""
+            csrf = kept if re.fullmatch(r"[0-9a-f]{48}", kept) else os.urandom(24).hex()
             return self.send(200, web.login(csrf), headers=[("Set-Cookie", self.cookie_header("login_csrf", csrf))])
         student, csrf, via = self.who()
         if student is None:
