@@ -14,11 +14,12 @@
 # 2. side/streams-two.json: chapter 6, two streams when the three stages are not equal:
 #    `streams --streams 2` at `--work auto` and at 3 times and a third of the 479 steps `auto`
 #    picks on an H200 (exercise 2's values); docs/gen/ch06.py's two_streams() reads it.
-# 3. side/ch02-one-thread-blocks.txt: chapter 2, exercise 1's explanation: VA-GPU-NN at
-#    n = 2^26 with 16384 and 4224 (= 32 blocks per SM x 132 SMs) one-thread blocks, and
-#    132 blocks of 32 threads (the same 4224 threads), each with `--json`.
-# Copy the three files into docs/runs/h200/side/ (its README.md lists them), then
-# `scripts/docs.py update` and `scripts/docs.py check`.
+# 3. side/exercises.json and tests/exercises/ch02_vector_add.1.exercise: chapter 2's exercise 1
+#    with two more runs, 4224 (= 32 blocks per SM x 132 SMs) one-thread blocks and 132 blocks
+#    of 32 threads (the same 4224 threads), and claims on them: what limits one-thread blocks.
+#    exercise.py reruns that exercise alone into a copy of the committed record.
+# Copy side/* into docs/runs/h200/side/ (its README.md lists them) and the exercise file into
+# tests/exercises/, then `scripts/docs.py update` and `scripts/docs.py check`.
 # Never changes the GPU's clocks or settings. Exit 0 when every step ran, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,9 +57,8 @@ command -v ncu >/dev/null || { say "ncu is not on PATH"; exit 1; }
 rm -rf "$build"
 step configure cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 || exit 1
-step build cmake --build "$build" --target reduction streams VA-GPU-NN || exit 1
-# The variant: a copy of the chapter's folder beside common/, the two tests rewritten, built
-# with the program's own standalone line (its header comment) for sm_90.
+# The variant (built meanwhile): a copy of the chapter's folder beside common/, the two tests
+# rewritten, built with the program's own standalone line (its header comment) for sm_90.
 rm -rf "$work/tree" && mkdir -p "$work/tree"
 cp -r common ch03_dot_product "$work/tree/"
 src="$work/tree/ch03_dot_product/reduction.cu"
@@ -70,10 +70,17 @@ if [[ "$changed" != 2 ]]; then
 fi
 diff -u ch03_dot_product/reduction.cu "$src" > "$work/variant.diff"
 (cd "$work/tree/ch03_dot_product" && step build-variant nvcc -std=c++17 -O2 -arch=sm_90 \
-    -o "$work/reduction-mask" reduction.cu) || exit 1
+    -o "$work/reduction-mask" reduction.cu) &
+variant=$!
+step build cmake --build "$build" --target reduction streams VA-GPU-NN || exit 1
+wait $variant || exit 1
 
 # ---- 1. divergence or the division --------------------------------------------------------
 metrics=smsp__inst_executed.sum,smsp__thread_inst_executed.sum,gpu__time_duration.sum
+# The profiler's runs at 2^26 elements (a quarter of the default, to keep them short: each
+# block does the same work, so the counts are a quarter of the default size's); the timed runs
+# at the default 2^28, as in the handout.
+ncu_n=$((1 << 26))
 for b in control mask; do
     bin="$build/ch03_dot_product/reduction"
     [[ $b == mask ]] && bin="$work/reduction-mask"
@@ -82,12 +89,12 @@ for b in control mask; do
     # is not enforced under the profiler (CUDA_EXAMPLES_LESSONS=report).
     step_to "$work/ncu-$b.csv" "ncu $b" env CUDA_EXAMPLES_LESSONS=report ncu \
         --clock-control none --csv --print-units base --metrics "$metrics" \
-        -k regex:reduce_ --launch-count 12 "$bin" --repeats 1 || fail=1
+        -k regex:reduce_ --launch-count 12 "$bin" --n "$ncu_n" --repeats 1 || fail=1
     step_to "$work/run-$b.txt" "run $b" "$bin" --json || fail=1
 done
-python3 - "$work" "$side/reduction-modulo.json" "$gpu" "$commit" <<'EOF' || fail=1
+python3 - "$work" "$side/reduction-modulo.json" "$gpu" "$commit" "$ncu_n" <<'EOF' || fail=1
 import csv, datetime, io, json, sys
-work, dest, gpu, commit = sys.argv[1:5]
+work, dest, gpu, commit, ncu_n = sys.argv[1:6]
 def ncu(build):
     text = open(f"{work}/ncu-{build}.csv").read()
     rows = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
@@ -113,11 +120,12 @@ def times(build):
     return {r["variant"]: r["time_ms"]["median"] for r in recs if r.get("time_ms")}
 rec = {"what": "tools/handout_measurements.sh: reduction as it is (control) and with the "
                "interleaved trees' `x % (2 * stride) == 0` written `(x & (2 * stride - 1)) == 0` "
-               "(mask); Nsight Compute on the first launch of each kernel (--clock-control none, "
-               "--repeats 1), then each build's own kernel-only medians (--json, default size)",
+               "(mask); Nsight Compute on the first launch of each kernel at n = ncu_n "
+               "(--clock-control none, --repeats 1), then each build's own kernel-only "
+               "medians (--json, the default size)",
        "gpu": gpu, "commit": commit,
        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-       "ncu": {b: ncu(b) for b in ("control", "mask")},
+       "ncu_n": int(ncu_n), "ncu": {b: ncu(b) for b in ("control", "mask")},
        "time_ms": {b: times(b) for b in ("control", "mask")}}
 for b in ("control", "mask"):
     for k in ("reduce_interleaved_shared", "reduce_interleaved_global", "reduce_sequential"):
@@ -159,18 +167,45 @@ json.dump(rec, open(dest, "w"), indent=1)
 print(json.dumps(rec, indent=1))
 EOF
 
-# ---- 3. one-thread blocks -----------------------------------------------------------------
-{
-    echo "# GPU: $gpu; commit $commit; tools/handout_measurements.sh"
-    for bt in "16384 1" "4224 1" "132 32" "512 32"; do
-        set -- $bt
-        echo "\$ VA-GPU-NN --n 2^26 --blocks $1 --threads $2 --json"
-        "$build/ch02_vector_add/VA-GPU-NN" --n 2^26 --blocks "$1" --threads "$2" --json 2>&1
-        echo "exit $?"
-    done
-} > "$side/ch02-one-thread-blocks.txt" || fail=1
-grep -E '^\$|"variant": "kernel"|kernel only' "$side/ch02-one-thread-blocks.txt" | tee -a "$log"
+# ---- 3. one-thread blocks: chapter 2's exercise 1, with two more runs ---------------------
+# The exercise file as it should be committed with the record (tests/exercises/README.md): run
+# by exercise.py from a copy of the tree that holds it, into a copy of the committed record
+# (the other exercises stay as they are).
+mkdir -p "$out/tests/exercises" "$work/repo"
+tar --exclude='./build*' --exclude=./.venv --exclude=./docs/runs --exclude=./.git -cf - . |
+    tar -xf - -C "$work/repo"
+cat > "$out/tests/exercises/ch02_vector_add.1.exercise" <<'EXERCISE'
+# Chapter 2, exercise 1: the same 16384 threads split four ways into blocks; then one-thread
+# blocks at 4224 = 32 blocks per SM x 132 SMs (as many as an H200 holds at once) and 132 blocks of
+# 32 threads (the same 4224 threads in whole warps), which show what limits one-thread blocks.
+# Margins: a kernel's rate moved by under 1% over 10 runs on an H200 (side/lesson-runs-h200.txt);
+# "as fast" allows 10%, "about as fast" 15% (issue 44's H200 figures: 258, 252 and 239 GB/s).
+program: VA-GPU-NN
+change: nothing changed, four splits of 16384 threads (2^26 elements: each run took under two seconds on an H200), then 4224 one-thread blocks and 132 blocks of 32
+run: t1 control -- --n 2^26 --blocks 16384 --threads 1
+run: t32 control -- --n 2^26 --blocks 512 --threads 32
+run: t128 control -- --n 2^26 --blocks 128 --threads 128
+run: t1024 control -- --n 2^26 --blocks 16 --threads 1024
+run: b4224 control -- --n 2^26 --blocks 4224 --threads 1
+run: w132 control -- --n 2^26 --blocks 132 --threads 32
+says: with one thread per block (16384 × 1) the kernel reads and writes {:.0f} GB/s
+claim: value(t1, "kernel", "gbps") < 0.5 * minimum(value(t32, "kernel", "gbps"), value(t128, "kernel", "gbps"), value(t1024, "kernel", "gbps"))
+says: 512 × 32, 128 × 128 and 16 × 1024 reach {:.0f}, {:.0f} and {:.0f} GB/s
+claim: [value(t32, "kernel", "gbps"), value(t128, "kernel", "gbps"), value(t1024, "kernel", "gbps")] > 0
+says: the fastest of those three is {:.2f} times the slowest
+claim: maximum(value(t32, "kernel", "gbps"), value(t128, "kernel", "gbps"), value(t1024, "kernel", "gbps")) / minimum(value(t32, "kernel", "gbps"), value(t128, "kernel", "gbps"), value(t1024, "kernel", "gbps")) < 1.5
+says: 4224 one-thread blocks (32 per SM, all an H200 holds at once) reach {:.2f} times the rate of 16384: the other blocks only wait their turn
+claim: 0.9 < value(b4224, "kernel", "gbps") / value(t1, "kernel", "gbps") < 1.1
+says: and {:.2f} times that of 132 blocks of 32 threads, the same 4224 threads in flight: the resident blocks, not the idle lanes, are the limit
+claim: 0.85 < value(b4224, "kernel", "gbps") / value(w132, "kernel", "gbps") < 1.15
+EXERCISE
+cp "$out/tests/exercises/ch02_vector_add.1.exercise" "$work/repo/tests/exercises/"
+cp docs/runs/h200/side/exercises.json "$side/exercises.json"
+step "exercise ch02_vector_add.1" python3 "$work/repo/tests/exercises/exercise.py" run \
+    --out "$side/exercises.json" --work "$work/exercise-build" --commit "$commit" \
+    ch02_vector_add.1 || fail=1
+grep -E "ch02_vector_add.1 |holds|FALSE" "$log" | tail -8
 
-rm -rf "$build" "$work/tree"
+rm -rf "$build" "$work/tree" "$work/repo" "$work/exercise-build"
 say "done: $(ls "$side" | tr '\n' ' ')(fail=$fail)"
 exit $fail

@@ -135,7 +135,8 @@ def reduction_modulo():
     share = 100 * (t0 - t1) / (t0 - ts) if t0 > ts else None
     larger = None if share is None else ("the division is the larger of the two costs"
                                          if share >= 50 else "the divergence is the larger of the two costs")
-    line("  Which costs more was measured ({gpu}, `tools/handout_measurements.sh`): built with `(t & (2 * stride - 1)) == 0` instead, the same test without the division, the interleaved tree in shared memory executes {i1:.3g} warp instructions instead of {i0:.3g} (Nsight Compute's `smsp__inst_executed.sum`; the sequential tree {i2:.3g}) and takes {t1:.2f} ms instead of {t0:.2f} ms, against the sequential tree's {ts:.2f} ms: the division accounts for {share:.0f}% of the gap, so {larger}.",
+    line("  Which costs more was measured ({gpu}, `tools/handout_measurements.sh`): built with `(t & (2 * stride - 1)) == 0` instead, the same test without the division, the interleaved tree in shared memory executes {i1:.3g} warp instructions instead of {i0:.3g} at 2^{lg} elements (Nsight Compute's `smsp__inst_executed.sum`; the sequential tree {i2:.3g}) and takes {t1:.2f} ms instead of {t0:.2f} ms, against the sequential tree's {ts:.2f} ms: the division accounts for {share:.0f}% of the gap, so {larger}.",
          gpu=rec.get("gpu"), i0=inst("control", "reduce_interleaved_shared"),
          i1=inst("mask", "reduce_interleaved_shared"), i2=inst("control", "reduce_sequential"),
-         t0=t0, t1=t1, ts=ts, share=share, larger=larger)
+         t0=t0, t1=t1, ts=ts, share=share, larger=larger,
+         lg=rec.get("ncu_n") and rec["ncu_n"].bit_length() - 1)
