@@ -25,8 +25,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp}/handouts"
 side="$out/side"
-build="$out/build"
-work="$out/reduction-modulo"
+work="$out/reduction-modulo"                            # what the record is made from
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/handout-measurements.XXXXXX")  # builds: not sent back
+trap 'rm -rf "$scratch"' EXIT
+build="$scratch/build"
 mkdir -p "$side" "$work"
 log="$out/measurements.log"
 : > "$log"
@@ -59,9 +61,9 @@ step configure cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUIL
     -DCMAKE_CUDA_ARCHITECTURES=90 || exit 1
 # The variant (built meanwhile): a copy of the chapter's folder beside common/, the two tests
 # rewritten, built with the program's own standalone line (its header comment) for sm_90.
-rm -rf "$work/tree" && mkdir -p "$work/tree"
-cp -r common ch03_dot_product "$work/tree/"
-src="$work/tree/ch03_dot_product/reduction.cu"
+mkdir -p "$scratch/tree"
+cp -r common ch03_dot_product "$scratch/tree/"
+src="$scratch/tree/ch03_dot_product/reduction.cu"
 sed -E -i 's/if \(([A-Za-z_.]+) % \(2 \* stride\) == 0\)/if ((\1 \& (2 * stride - 1)) == 0)/' "$src"
 changed=$(grep -c '& (2 \* stride - 1)) == 0)' "$src")
 if [[ "$changed" != 2 ]]; then
@@ -69,8 +71,8 @@ if [[ "$changed" != 2 ]]; then
     exit 1
 fi
 diff -u ch03_dot_product/reduction.cu "$src" > "$work/variant.diff"
-(cd "$work/tree/ch03_dot_product" && step build-variant nvcc -std=c++17 -O2 -arch=sm_90 \
-    -o "$work/reduction-mask" reduction.cu) &
+(cd "$scratch/tree/ch03_dot_product" && step build-variant nvcc -std=c++17 -O2 -arch=sm_90 \
+    -o "$scratch/reduction-mask" reduction.cu) &
 variant=$!
 step build cmake --build "$build" --target reduction streams VA-GPU-NN || exit 1
 wait $variant || exit 1
@@ -83,7 +85,7 @@ metrics=smsp__inst_executed.sum,smsp__thread_inst_executed.sum,gpu__time_duratio
 ncu_n=$((1 << 26))
 for b in control mask; do
     bin="$build/ch03_dot_product/reduction"
-    [[ $b == mask ]] && bin="$work/reduction-mask"
+    [[ $b == mask ]] && bin="$scratch/reduction-mask"
     # Each kernel is launched 3 times with --repeats 1 (its checked run, the warm-up, one
     # timed launch): 12 launches; the record keeps the first of each kernel. Its timing lesson
     # is not enforced under the profiler (CUDA_EXAMPLES_LESSONS=report).
@@ -171,9 +173,9 @@ EOF
 # The exercise file as it should be committed with the record (tests/exercises/README.md): run
 # by exercise.py from a copy of the tree that holds it, into a copy of the committed record
 # (the other exercises stay as they are).
-mkdir -p "$out/tests/exercises" "$work/repo"
+mkdir -p "$out/tests/exercises" "$scratch/repo"
 tar --exclude='./build*' --exclude=./.venv --exclude=./docs/runs --exclude=./.git -cf - . |
-    tar -xf - -C "$work/repo"
+    tar -xf - -C "$scratch/repo"
 cat > "$out/tests/exercises/ch02_vector_add.1.exercise" <<'EXERCISE'
 # Chapter 2, exercise 1: the same 16384 threads split four ways into blocks; then one-thread
 # blocks at 4224 = 32 blocks per SM x 132 SMs (as many as an H200 holds at once) and 132 blocks of
@@ -199,13 +201,12 @@ claim: 0.9 < value(b4224, "kernel", "gbps") / value(t1, "kernel", "gbps") < 1.1
 says: and {:.2f} times that of 132 blocks of 32 threads, the same 4224 threads in flight: the resident blocks, not the idle lanes, are the limit
 claim: 0.85 < value(b4224, "kernel", "gbps") / value(w132, "kernel", "gbps") < 1.15
 EXERCISE
-cp "$out/tests/exercises/ch02_vector_add.1.exercise" "$work/repo/tests/exercises/"
+cp "$out/tests/exercises/ch02_vector_add.1.exercise" "$scratch/repo/tests/exercises/"
 cp docs/runs/h200/side/exercises.json "$side/exercises.json"
-step "exercise ch02_vector_add.1" python3 "$work/repo/tests/exercises/exercise.py" run \
-    --out "$side/exercises.json" --work "$work/exercise-build" --commit "$commit" \
+step "exercise ch02_vector_add.1" python3 "$scratch/repo/tests/exercises/exercise.py" run \
+    --out "$side/exercises.json" --work "$scratch/exercise-build" --commit "$commit" \
     ch02_vector_add.1 || fail=1
 grep -E "ch02_vector_add.1 |holds|FALSE" "$log" | tail -8
 
-rm -rf "$build" "$work/tree" "$work/repo" "$work/exercise-build"
 say "done: $(ls "$side" | tr '\n' ' ')(fail=$fail)"
 exit $fail
