@@ -12,10 +12,15 @@
 //   sequential          a tree that halves the block: the first T/2 threads add
 //                       the upper half into the lower half, then T/4, ...
 //
-// The interleaved trees keep threads 0, 2, 4, ... busy at the first step,
-// 0, 4, 8, ... at the second: every warp has a few working lanes and all its
-// other lanes idle (divergence), so no warp can retire early. The sequential
-// tree keeps the working threads contiguous: whole warps finish and leave.
+// In every tree every warp runs every step and waits at every barrier; a
+// thread with nothing to add only skips the add. The interleaved trees keep
+// threads 0, 2, 4, ... busy at the first step, 0, 4, 8, ... at the second:
+// every warp has a few working lanes among idle ones (divergence), so every
+// warp does an add's loads and store at every early step. The sequential tree
+// keeps the working threads contiguous: once fewer than 32 work, one warp adds
+// and the others go straight to the barrier. The interleaved trees also test
+// t % (2 * stride) in every thread at every step: an integer division, since
+// the compiler cannot know that 2 * stride is a power of two.
 // The trees need T to be a power of two, so --threads insists on one.
 //
 // The data is dot_reference.h's random data: values of both signs, each one

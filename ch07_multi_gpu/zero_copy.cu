@@ -165,18 +165,14 @@ int main(int argc, char** argv) {
     double link = 2.0 * bytes / (zc.kernel.median_ms * 1e6);
     report.record("zero-copy", "zero-copy (reads cross the link)", zc.kernel, link, NAN, NAN,
                   nullptr, "pcie");
-    // Its limit is the host link, not DRAM: the results' table scores it against the
-    // pinned copy's measured rate.
-    report.extra("ceiling", "pcie");
+    report.extra("ceiling", "pcie");  // its limit: the host link (pinned copies), not DRAM
     TimingStats copied = report.bandwidth("copy-then-compute", "copy a and b, then compute",
                                           2.0 * bytes, copy_then_compute);
     report.extra("ceiling", "pcie");  // the copies cross the same link
     TimingStats on_device =
         report.bandwidth("on-device", "data already on the GPU", 2.0 * bytes,
                          [&] { launch_dot(dev_a, dev_b, dev_partial, dev_result, n, blocks); });
-
     check_link_lesson(report, n, zc.kernel, copied, on_device);
-
     bool pass = sums[0] == reference && sums[1] == reference && sums[2] == reference;
     std::printf("  sums: zero-copy %.9e, copied %.9e, on-device %.9e, reference %.9e\n", sums[0],
                 sums[1], sums[2], reference);

@@ -265,14 +265,17 @@ def markdown_table(rows, columns):
         cog.outl("| " + " | ".join(f(r).replace("|", "/") for _, f in columns) + " |")
 
 
-def rows_of_chapter(chapter):
-    """The summary rows of one chapter, in programs.json's order, each with its run's args; a
-    run of programs.json that the results run lacks gets one row saying so."""
+def rows_of_chapter(chapter, programs=None):
+    """The summary rows of one chapter (of those programs only, when given), in programs.json's
+    order, each with its run's args; a run of programs.json that the results run lacks gets one
+    row saying so."""
     data = results()
     summary = data.get("summary", [])
     rows = []
     for p in manifest()["programs"]:
         if chapter is not None and p["chapter"] != chapter:
+            continue
+        if programs is not None and p["name"] not in programs:
             continue
         entries = [e for e in data["runs"] if e["program"] == p["name"]]
         if not entries:
@@ -324,11 +327,12 @@ TABLE_NOTE = (" The GPU's kernel-only times and rates are from the results run; 
               "within a few percent, and a rate marked host-bound gives its range.")
 
 
-def table(chapter=None):
-    """The results run's table of one chapter (or all), one row per measurement; the columns
-    that depend on the host (marked *) give the median and range over the runs."""
+def table(chapter=None, programs=None):
+    """The results run's table of one chapter (or all; of those programs only, when given), one
+    row per measurement; the columns that depend on the host (marked *) give the median and
+    range over the runs."""
     columns = COLUMNS if chapter is not None else [("ch", lambda r: str(r["chapter"]))] + COLUMNS
-    rows = rows_of_chapter(chapter)
+    rows = rows_of_chapter(chapter, programs)
     markdown_table(rows, columns)
     cog.outl("")
     cog.outl(host_footnote(dict.fromkeys(r["program"] for r in rows)) + TABLE_NOTE)
@@ -502,10 +506,11 @@ def percent(a, b):
     return None if a is None or not b else 100.0 * a / b
 
 
-def helps(chapter):
-    """Every program of a chapter (programs.json), its --help folded under its name."""
+def helps(chapter, programs=None):
+    """Every program of a chapter (programs.json; of those programs only, when given), its
+    --help folded under its name."""
     for p in manifest()["programs"]:
-        if p["chapter"] == chapter:
+        if p["chapter"] == chapter and (programs is None or p["name"] in programs):
             cog.outl(f"<details><summary><code>{p['name']} --help</code></summary>")
             cog.outl("")
             help(p["name"])
@@ -529,6 +534,27 @@ def include(name, how):
     with open(path) as f:
         for row in f.read().rstrip("\n").splitlines():
             cog.outl(f"*{row[2:]}*" if row.startswith("# ") else row)
+
+
+# ---- a figure of an exercise's run (side/exercises.json, tests/exercises/exercise.py) ------
+@functools.lru_cache(maxsize=None)
+def _exercises():
+    path = side_file(os.path.join("side", "exercises.json"))
+    if path is None:
+        return {}
+    with open(path) as f:
+        return json.load(f).get("exercises", {})
+
+
+def exercise_value(name, run, variant, name_of_field="time_ms.median"):
+    """A field of an exercise's run as recorded (its first try's --json record of that variant),
+    for a handout that quotes what the exercise measured; None when the record lacks it.
+    E.g. exercise_value("ch06_streams.1", "s2", "depth-first", "pct_peak")."""
+    r = (_exercises().get(name, {}).get("runs") or {}).get(run)
+    for rec in ((r or {}).get("tries") or [{}])[0].get("json") or []:
+        if rec.get("variant") == variant:
+            return field(rec, name_of_field)
+    return None
 
 
 # ---- runs beside the results run: chapter 7 on several GPUs ---------------------------------

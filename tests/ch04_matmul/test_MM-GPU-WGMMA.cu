@@ -166,10 +166,10 @@ TEST_F(MM_GPU_WGMMA_Checker, CatchesOneWrongElement) {
     CheckResult check = exact_check(1001, one_wrong);
     EXPECT_FALSE(check.passed()) << describe(check);
 }
-// 4. The padding is needed: rows of W = 129 BF16 values (258 bytes) given to the copy
-//    engine unpadded are refused by cuTensorMapEncodeTiled -- which is why the program
+// 4. The padding is needed: rows of W = 129 BF16 values (258 bytes) described to the TMA
+//    unit unpadded are refused by cuTensorMapEncodeTiled -- which is why the program
 //    pads. (The driver says CUDA_ERROR_INVALID_VALUE; nothing is launched.)
-TEST_F(MM_GPU_WGMMA_Checker, TheCopyEngineRefusesUnpaddedRows) {
+TEST_F(MM_GPU_WGMMA_Checker, TheTensorMapRefusesUnpaddedRows) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
     cudaDriverEntryPointQueryResult found;
     HANDLE_ERROR(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&encode, 12000,

@@ -35,6 +35,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 import tracelib  # noqa: E402
 
 GREY = "#d9d9d9"
+SELF = "#fdae61"  # a shuffle's lane that receives its own value
 # tab20 without its two greys (grey means "written earlier" in index_map), then tab20b
 PALETTE = (tuple(c for k, c in enumerate(plt.get_cmap("tab20").colors) if k not in (14, 15))
            + plt.get_cmap("tab20b").colors)
@@ -123,23 +124,16 @@ def index_map(traces, array, columns, titles, count=None):
 
 
 def pass_map(traces, array, columns, titles):
-    """Each trace's ARRAY as a raster of COLUMNS recorded elements a row, each pass of the
-    grid-stride loop a band of its own colour, labelled (of a trace with TRACE_SAMPLE=S, a
-    pixel stands for S elements)."""
-    fig, axes = plt.subplots(1, len(traces), figsize=(6.4 * len(traces), 6.4), squeeze=False)
-    bands = [matplotlib.colors.to_rgb(c) for c in ("#2c7bb6", "#abd9e9", "#fdae61", "#d7191c")]
+    """Each trace's ARRAY, one band per pass of the grid-stride loop: a band is the whole grid,
+    COLUMNS recorded elements a row, element i at the place of the thread that writes it (of a
+    trace with TRACE_SAMPLE=S, a pixel stands for S elements). Where the last pass has no
+    element for a thread (i >= n), its place is hatched. Each pass has its own colour, named by
+    the colour bar under the panel and by labels beside the bands."""
+    fig, axes = plt.subplots(1, len(traces), figsize=(6.4 * len(traces), 7.4), squeeze=False)
     for ax, (name, rows), title in zip(axes[0], traces, titles):
         writes = sorted(_writes(rows, array), key=lambda r: r["index"])
         sample = writes[1]["index"] - writes[0]["index"] if len(writes) > 1 else 1
         n = writes[-1]["index"] + sample
-        count = n // sample
-        image = [[(1, 1, 1)] * columns for _ in range(-(-count // columns))]
-        first_row = {}
-        for r in writes:
-            k = r["index"] // sample
-            image[k // columns][k % columns] = bands[r["step"] % len(bands)]
-            first_row.setdefault(r["step"], k // columns)
-        ax.imshow(image, interpolation="nearest", aspect="auto")
         first, grid = {}, None
         for r in writes:  # a thread's next element lies one grid further on
             key = (r["block_x"], r["thread_x"])
@@ -147,31 +141,87 @@ def pass_map(traces, array, columns, titles):
                 grid = (r["index"] - first[key][0]) // (r["step"] - first[key][1])
             first.setdefault(key, (r["index"], r["step"]))
         passes = max(r["step"] for r in writes) + 1
+        per_pass = (grid or n) // sample                 # recorded places in one band
+        band = -(-per_pass // columns)                   # rows of one band
+        cmap = plt.get_cmap("viridis", passes)
+        colour = lambda p: cmap(p / (passes - 1) if passes > 1 else 0.0)[:3]
+        image = [[(1, 1, 1)] * columns for _ in range(band * passes)]
+        for r in writes:
+            place = (r["index"] - r["step"] * (grid or n)) // sample
+            image[r["step"] * band + place // columns][place % columns] = colour(r["step"])
+        ax.imshow(image, interpolation="nearest", aspect="auto")
         last = n - (passes - 1) * grid if grid else n
+        used = last // sample
+        if used < per_pass:  # the last band's places with no element: hatched
+            y0 = (passes - 1) * band
+            ax.add_patch(Rectangle((used % columns - 0.5, y0 + used // columns - 0.5),
+                                   columns - used % columns, 1, facecolor="white",
+                                   edgecolor="#444444", hatch="///", linewidth=0))
+            if used // columns + 1 < band:
+                ax.add_patch(Rectangle((-0.5, y0 + used // columns + 0.5), columns,
+                                       band - used // columns - 1, facecolor="white",
+                                       edgecolor="#444444", hatch="///", linewidth=0))
+            ax.text(columns / 2, y0 + (used // columns + band) / 2 - 0.5,
+                    f"pass {passes - 1}: {grid - last:,} threads have no element (i ≥ n)",
+                    ha="center", va="center", fontsize=8,
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5})
         every = 1 if passes <= 8 else 8
-        for p, y in first_row.items():
+        for p in range(passes):
             if p % every == 0 or p == passes - 1:
-                ax.text(columns + 1, y, f"pass {p}", va="top", fontsize=7.5, clip_on=False)
+                ax.text(columns + 1, p * band - 0.5, f"pass {p}", va="top", fontsize=7.5,
+                        clip_on=False)
         ax.set_title(f"{title}\nthe grid: {grid:,} threads; {passes} passes, the last "
                      f"{last:,} elements" if grid else f"{title}\none pass", fontsize=9)
-        ax.set_xlabel(f"elements, in order: a row is {columns * sample:,}"
-                      + (f", a pixel {sample} (the trace keeps every {sample}th)" if sample > 1
-                         else ""), fontsize=8)
+        for p in range(1, passes):  # the bands' edges, so that the passes can be counted
+            ax.axhline(p * band - 0.5, color="white", linewidth=0.8)
+        ax.set_xlabel(f"a band is one pass of the whole grid, thread 0 at its top left;\n"
+                      f"a row is {columns * sample:,} threads"
+                      + (f", a pixel {sample} (the trace keeps every {sample}th element)"
+                         if sample > 1 else ""), fontsize=8)
         ax.set_xticks([])
         ax.set_yticks([])
+        bar = fig.colorbar(matplotlib.cm.ScalarMappable(
+            norm=matplotlib.colors.BoundaryNorm(range(passes + 1), passes), cmap=cmap),
+            ax=ax, orientation="horizontal", fraction=0.045, pad=0.07)
+        ticks = [p for p in range(passes) if p % every == 0 or p == passes - 1]
+        bar.set_ticks([p + 0.5 for p in ticks], labels=[str(p) for p in ticks])
+        bar.ax.tick_params(labelsize=7)
+        bar.set_label("the pass that writes the element (its colour)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 0.97, 1))
     return fig
 
 
+def _worst_requests(rows, array):
+    """{step: (warp, rw, {bank: sorted words})}: at each step, the shared-memory request of
+    one warp that takes the most passes (the first such, writes before reads)."""
+    out = {}
+    for (_, warp, _, step, _, _, rw), req in sorted(
+            tracelib.requests(rows, array, "shared").items(),
+            key=lambda kv: (kv[0][3], kv[0][6] != "W", kv[0][1], kv[0][2])):
+        words = defaultdict(set)  # bank -> the array's entries (indexes) in its words
+        for r in req:
+            for w in range(r["byte"] // 4, (r["byte"] + r["size"] - 1) // 4 + 1):
+                words[w % tracelib.BANKS].add(r["index"] + w - r["byte"] // 4)
+        ways = max(len(v) for v in words.values())
+        if step not in out or ways > out[step][3]:
+            out[step] = (warp, rw, {b: sorted(v) for b, v in words.items()}, ways)
+    return {s: v[:3] for s, v in out.items()}
+
+
 def tree_steps(traces, array, titles):
-    """One panel per trace: rows = steps, columns = the shared array's entries (block 0)."""
-    fig, axes = plt.subplots(len(traces), 1, figsize=(12.5, 3.3 * len(traces) + 0.4),
-                             squeeze=False)
-    for ax, (name, rows), title in zip(axes[:, 0], traces, titles):
+    """One row of panels per trace. Left: rows = steps, columns = the shared array's entries
+    (block 0), coloured by warp. Right: the same steps by bank: for each step, the request of
+    one warp that takes the most passes through shared memory, each of the 32 banks with a box
+    per distinct 4-byte word the warp's lanes touch there (entry i lies in bank i % 32); two
+    boxes or more in a bank, in red, is a bank conflict."""
+    fig, axes = plt.subplots(len(traces), 2, figsize=(19, 3.4 * len(traces) + 0.6),
+                             squeeze=False, gridspec_kw={"width_ratios": [2.1, 1]})
+    for (ax, bx), (name, rows), title in zip(axes, traces, titles):
         rows = [r for r in rows if r["array"] == array and r["block_x"] == 0 and r["step"] > 0]
         entries = max(r["index"] for r in rows) + 1
         steps = sorted({r["step"] for r in rows})
         ways = tracelib.ways_per_step(rows, array)
+        worst = _worst_requests(rows, array)
         ax.set_xlim(-0.5, entries - 0.5)
         ax.set_ylim(len(steps) - 0.5, -0.5)
         for y, s in enumerate(steps):
@@ -186,23 +236,52 @@ def tree_steps(traces, array, titles):
                                            edgecolor="none"))
             threads = {r["thread_x"] for r in at if r["rw"] == "W"}
             warps = {r["warp"] for r in at if r["rw"] == "W"}
-            way = ways.get(s, 0)
             ax.text(entries + 1, y, f"{len(threads)} thread{'s' if len(threads) > 1 else ''} "
-                    f"in {len(warps)} warp{'s' if len(warps) > 1 else ''}; "
-                    + ("no bank conflict" if way == 1 else f"{way}-way bank conflict"),
+                    f"in {len(warps)} warp{'s' if len(warps) > 1 else ''}",
                     va="center", fontsize=8, clip_on=False)
+            # the bank view of the same step
+            warp, rw, banks = worst[s]
+            way = ways.get(s, 0)
+            for b, words in banks.items():
+                k = len(words)
+                for m in range(k):
+                    h = 0.84 / k
+                    bx.add_patch(Rectangle((b - 0.45, y - 0.42 + m * h), 0.9, h * 0.92,
+                                           facecolor="#d7191c" if k > 1 else "#abd9e9",
+                                           edgecolor="none"))
+            worst_bank = min((b for b in banks if len(banks[b]) == way), default=None)
+            where = ("" if way < 2 else f"; bank {worst_bank} holds "
+                     + ", ".join(f"[{i}]" for i in banks[worst_bank]))
+            bx.text(32.2, y, f"warp {warp}'s {'write' if rw == 'W' else 'read'}: "
+                    + ("1 pass, no conflict" if way == 1 else f"{way} passes") + where,
+                    va="center", fontsize=8, clip_on=False,
+                    color="#d7191c" if way > 1 else "black")
         for w in range(0, entries + 1, 32):
             ax.axvline(w - 0.5, color="black", linewidth=0.8)
         ax.set_yticks(range(len(steps)), [f"step {s}" for s in steps], fontsize=8)
         ax.set_xticks(range(0, entries, 16))
         ax.tick_params(axis="x", labelsize=7)
         ax.set_title(title, fontsize=9, loc="left")
+        bx.set_xlim(-0.6, 31.6)
+        bx.set_ylim(len(steps) - 0.5, -0.5)
+        for b in range(33):
+            bx.axvline(b - 0.5, color="#e0e0e0", linewidth=0.5, zorder=0)
+        bx.set_yticks(range(len(steps)), [f"step {s}" for s in steps], fontsize=8)
+        bx.set_xticks(range(0, 32, 4))
+        bx.tick_params(axis="x", labelsize=7)
+        bx.set_title("by bank: the step's most costly request of one warp", fontsize=9,
+                     loc="left")
     axes[-1, 0].set_xlabel(
         f"{array}[i]. Strong colour: the entry a thread adds into (it writes it); pale: the "
         "entry it adds from (it only reads it); white: no thread touches it.\nThe colour is "
-        "the warp of the thread: blue warp 0, orange warp 1, green warp 2, red warp 3.",
+        "the warp of the thread: blue warp 0, orange warp 1, green warp 2, red warp 3.\n"
+        "Entry i lies in bank i % 32: each section between black lines is banks 0-31.",
         fontsize=8)
-    fig.tight_layout(rect=(0, 0, 0.82, 1))
+    axes[-1, 1].set_xlabel(
+        "bank (32 banks of 4-byte words). A box: a word the warp's lanes touch in that bank;\n"
+        "more than one in a bank (red): the bank serves them one after another, a pass each "
+        "(the entries at right). Lanes on the same word share a pass.", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
     return fig
 
 
@@ -394,7 +473,7 @@ def shuffle_rounds(traces, array, block, warp, titles):
         if offsets[i] and offsets[i - 1] and offsets[i] > offsets[i - 1]:
             rounds = rounds[:i]
             break
-    fig, ax = plt.subplots(figsize=(12, 1.2 * len(rounds) + 1.6))
+    fig, ax = plt.subplots(figsize=(12, 1.2 * len(rounds) + 2.0))
     needed = {0}  # the lanes whose value reaches lane 0, from the last round up
     chains = {}
     for k in reversed(rounds):
@@ -410,10 +489,15 @@ def shuffle_rounds(traces, array, block, warp, titles):
                 offset = j - lane
             red = lane in (chains[rounds[y + 1]] if y + 1 < len(rounds) else {0})
             colour, width, z = ("#d7191c", 1.6, 3) if red else ("#bbbbbb", 0.7, 1)
-            if j != lane:
-                ax.plot([j, lane], [y, y + 1], color=colour, linewidth=width, zorder=z)
             ax.plot([lane, lane], [y, y + 1], color=colour, linewidth=width * 0.6, zorder=z,
                     linestyle=":")
+            if j == lane:  # nobody sits offset places above: the lane receives its own value
+                colour, width, z = SELF, 1.2, 2
+            ax.annotate("", xy=(lane, y + 1), xytext=(j, y), zorder=z,
+                        arrowprops={"arrowstyle": "-|>", "color": colour, "linewidth": width,
+                                    "shrinkA": 3, "shrinkB": 3, "mutation_scale": 7,
+                                    "connectionstyle": "arc3,rad=0.35" if j == lane
+                                    else "arc3"})
         ax.text(32.2, y + 0.5, f"round {k}: offset {offset}" if offset else f"round {k}",
                 va="center", fontsize=8, clip_on=False)
     for y in range(len(rounds) + 1):
@@ -421,9 +505,18 @@ def shuffle_rounds(traces, array, block, warp, titles):
     ax.set_xlim(-0.7, 31.7)
     ax.set_ylim(len(rounds) + 0.3, -0.3)
     ax.set_xticks(range(0, 32, 2), [str(l) for l in range(0, 32, 2)], fontsize=7)
-    ax.set_xlabel("lane. Solid line: lane j's value added into lane i; dotted: a lane keeps "
-                  "its own value. Red: the values that end in lane 0 (the warp's sum).",
-                  fontsize=8)
+    ax.set_xlabel("lane. An arrow from lane j (above) to lane i (below): at that round lane i "
+                  "receives lane j's value and adds it to its own (dotted: its own value "
+                  "carried on).", fontsize=8)
+    ax.legend(handles=[
+        matplotlib.lines.Line2D([], [], color="#d7191c", linewidth=1.6, marker=">",
+                                label="a value that ends in lane 0 (the warp's sum)"),
+        matplotlib.lines.Line2D([], [], color="#bbbbbb", linewidth=0.9, marker=">",
+                                label="a value that does not reach lane 0"),
+        matplotlib.lines.Line2D([], [], color=SELF, linewidth=1.2, marker=">",
+                                label="no lane sits offset places above: the lane receives "
+                                      "its own value")],
+        loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=3, fontsize=8, frameon=False)
     ax.set_yticks([])
     ax.set_title(titles[0], fontsize=9, loc="left")
     fig.tight_layout(rect=(0, 0, 0.9, 1))
