@@ -86,13 +86,16 @@ ncu_n=$((1 << 26))
 for b in control mask; do
     bin="$build/ch03_dot_product/reduction"
     [[ $b == mask ]] && bin="$scratch/reduction-mask"
-    # Each kernel is launched 3 times with --repeats 1 (its checked run, the warm-up, one
-    # timed launch): 12 launches; the record keeps the first of each kernel. Its timing lesson
+    # Each kernel is launched 4 times with --repeats 1 (the profiler's first H200 run counted
+    # them): 16 launches; the record keeps the first of each kernel. Its timing lesson
     # is not enforced under the profiler (CUDA_EXAMPLES_LESSONS=report).
     step_to "$work/ncu-$b.csv" "ncu $b" env CUDA_EXAMPLES_LESSONS=report ncu \
         --clock-control none --csv --print-units base --metrics "$metrics" \
-        -k regex:reduce_ --launch-count 12 "$bin" --n "$ncu_n" --repeats 1 || fail=1
-    step_to "$work/run-$b.txt" "run $b" "$bin" --json || fail=1
+        -k regex:reduce_ --launch-count 16 "$bin" --n "$ncu_n" --repeats 1 || fail=1
+    # Without the division the interleaved trees come close to the sequential one, so the
+    # variant's own lesson (sequential at least 1.5 times faster) is missed: report it, as a
+    # figure, instead of failing the run.
+    step_to "$work/run-$b.txt" "run $b" env CUDA_EXAMPLES_LESSONS=report "$bin" --json || fail=1
 done
 python3 - "$work" "$side/reduction-modulo.json" "$gpu" "$commit" "$ncu_n" <<'EOF' || fail=1
 import csv, datetime, io, json, sys
