@@ -10,7 +10,7 @@ server's time per job against `lab.py grade` alone on the same solution, alterna
 Writes OUT/proof.json and OUT/state/ (the server's database and job folders). Exit 0 when every
 check held, 1 when one did not, 77 when no GPU is here (after the CPU part ran).
 
-gpu_proof.py OUT --throughput (two GPUs): 4 solutions graded by one worker, then by two
+gpu_proof.py OUT --throughput (two GPUs): 8 solutions graded by one worker, then by two
 (OUT/throughput.json); two must give at least 1.8 times the throughput of one."""
 import json
 import os
@@ -164,9 +164,10 @@ def main(out):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def throughput(out, n=4):
+def throughput(out, n=8):
     """Two GPUs: the same N solutions graded with one worker (CUDA_VISIBLE_DEVICES=0) and with
-    two (0,1), each after a warm-up that fills each worker's reference cache; two workers must
+    two (0,1), each after a warm-up that fills each worker's reference cache (until every worker
+    has finished a grade); each grade's time on its worker is kept. Two workers must
     give at least 1.8 times the jobs per second of one."""
     import base64
     from server.backends import visible_gpus
@@ -196,13 +197,28 @@ def throughput(out, n=4):
                 time.sleep(3)
                 from concurrent.futures import ThreadPoolExecutor
                 body = {"kind": "grade", "lab": "ch02", "upload_b64": upload}
-                with ThreadPoolExecutor(n) as pool:  # warm-up: one job per worker
-                    list(pool.map(lambda t: run_job(port, t, body), tokens[n:n + (1 if name == "one" else 2)]))
+                workers = len(visible.split(","))
+                warm = [store.add_student(f"warm{i}", f"warm{i}") for i in range(workers)]
+
+                def served():  # the workers that have finished a grade
+                    return {r[0] for r in store.q("SELECT slot FROM jobs WHERE state='done'")}
+                with ThreadPoolExecutor(n) as pool:
+                    # Warm-up: each worker's first grade builds and caches the reference in its
+                    # own grader folder (about 5 s more). Rounds of one grade per worker until
+                    # every worker has finished one: a round can go to one worker twice.
+                    for _ in range(4):
+                        list(pool.map(lambda t: run_job(port, t, body), warm))
+                        if len(served()) == workers:
+                            break
+                    first = max(r[0] for r in store.q("SELECT id FROM jobs"))
                     started = time.monotonic()
                     jobs = list(pool.map(lambda t: run_job(port, t, body), tokens[:n]))
                 wall = time.monotonic() - started
+                each = store.q("SELECT slot, finished - started FROM jobs WHERE id > ?", first)
                 rates[name] = {"jobs": n, "wall_s": round(wall, 1), "jobs_per_min": round(60 * n / wall, 2),
-                               "scores": [j["summary"] for j in jobs], "gpus": visible}
+                               "scores": [j["summary"] for j in jobs], "gpus": visible,
+                               "warm_workers": sorted(served()),
+                               "grade_s": [[slot, round(t, 1)] for slot, t in each]}
                 print(f"{name} worker(s) on GPU {visible}: {n} grades in {wall:.1f} s", flush=True)
             finally:
                 srv.terminate()

@@ -11,9 +11,9 @@
 # folders), from which a results page can be served and photographed on any machine.
 # Exit 0: every check held; 1: one did not; 77: no GPU here (the CPU part ran: the course, the
 # folders, the server, the first submission, which ended with 77). About 5 minutes on an H200.
-# server/tools/gpu_proof.sh OUT --throughput (a machine with two GPUs): the same 4 solutions graded
+# server/tools/gpu_proof.sh OUT --throughput (a machine with two GPUs): the same 8 solutions graded
 # through the server with one worker (one GPU) and with two (two GPUs); two must give at least
-# 1.8 times the jobs per minute of one (OUT/throughput.json). About 4 minutes; 77 with one GPU.
+# 1.8 times the jobs per minute of one (OUT/throughput.json). About 5 minutes; 77 with one GPU.
 set -eu
 cd "$(dirname "$0")/../.."
 out="${1:-${OUT:-gpu-proof}}"
