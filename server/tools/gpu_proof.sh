@@ -5,7 +5,9 @@
 # HTTP API as a student's client drives it, grades lab ch02's solution at full marks, the skeleton
 # at 0 and three cheats of tests/labs/cheats at 0 on the task each attacks (two the lint stops,
 # one only a GPU run catches: recognises-fixed-inputs), runs exercise ch02_vector_add.3 with a
-# student's edit and every claim holds, and its time per graded job is within 5% of
+# student's edit and every claim holds (and with the course's file unchanged, where a claim must
+# not hold), draws VA-GPU-NN's traced picture with the solution's file as the edit (served as
+# image/png, kept as OUT/trace-VA-GPU-NN.png), and its time per graded job is within 5% of
 # `lab.py grade` alone on the same solution (alternated, best of 2). It writes OUT/proof.json (every
 # check, HELD or FAILED), OUT/server.log and OUT/state/ (the server's SQLite database and job
 # folders), from which a results page can be served and photographed on any machine.
@@ -18,4 +20,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 out="${1:-${OUT:-gpu-proof}}"
 [ $# -gt 0 ] && shift
-exec python3 server/tools/gpu_proof.py "$out" "$@"
+# .venv's Python where scripts/setup.sh made one: its matplotlib draws the traced picture.
+py=python3
+[ -x .venv/bin/python3 ] && py=.venv/bin/python3
+exec "$py" server/tools/gpu_proof.py "$out" "$@"
