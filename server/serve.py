@@ -49,7 +49,7 @@ def defaults():
     return {"max_queued": 4, "max_upload": 4 << 20, "max_files": 64, "max_unpacked": 8 << 20,
             "max_edit": 64 << 10, "max_args": 16, "job_timeout": 900, "run_timeout": 60,
             "submits_per_minute": 20, "requests_per_minute": 600, "logins_per_minute": 30,
-            "max_connections": 64, "request_s": 30.0, "poll_s": 0.05}
+            "max_connections": 64, "connections_per_address": 32, "request_s": 30.0, "poll_s": 0.05}
 
 
 # ---- the workers ---------------------------------------------------------------------------
@@ -199,6 +199,7 @@ class CourseServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self.rates = {k: Rate(cfg[k]) for k in ("submits_per_minute", "requests_per_minute", "logins_per_minute")}
         self.connections = threading.BoundedSemaphore(cfg["max_connections"])
+        self.per_address, self.per_address_lock = {}, threading.Lock()
         from grader import api
         self.programs = api.programs()
         self.traced = api.traced_programs()
@@ -208,11 +209,16 @@ class CourseServer(ThreadingHTTPServer):
         super().__init__(addr, Handler)
         self.hosts = allowed_hosts(addr[0], server_names)
 
-    # A bounded number of connections (slowloris): one over the bound is answered 503 and
-    # closed at once, and each request has request_s seconds, all in, before its connection is
+    # A bounded number of connections (slowloris), in all and from one address: one over a
+    # bound is answered 503 and closed at once, and each request has request_s seconds, all in, before its connection is
     # cut (Handler.handle_one_request), so a slow client holds a thread for a bounded time.
     def process_request(self, request, client_address):
-        if not self.connections.acquire(blocking=False):
+        with self.per_address_lock:
+            mine = self.per_address.get(client_address[0], 0)
+            if mine < self.cfg["connections_per_address"] and self.connections.acquire(blocking=False):
+                self.per_address[client_address[0]] = mine + 1
+                mine = None
+        if mine is not None:  # the bound, for this address or for all of them
             try:
                 request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                                 b"Connection: close\r\nRetry-After: 5\r\n\r\n")
@@ -223,14 +229,21 @@ class CourseServer(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.connections.release()
+            self.release(client_address)
             raise
+
+    def release(self, client_address):
+        with self.per_address_lock:
+            self.per_address[client_address[0]] -= 1
+            if not self.per_address[client_address[0]]:
+                del self.per_address[client_address[0]]
+        self.connections.release()
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.connections.release()
+            self.release(client_address)
 
     def handle_error(self, request, client_address):
         """A connection that failed outside a route (a client gone mid-answer): one line, the
@@ -312,7 +325,15 @@ class Handler(BaseHTTPRequestHandler):
         if sum(len(k) + len(v) + 4 for k, v in self.headers.items()) > HEADER_BYTES:
             self.send_error(431, "Request header fields too large")
             return False
-        if host_name(self.headers.get("Host")) not in self.server.hosts:
+        if self.headers.get("Transfer-Encoding") is not None or \
+                len(self.headers.get_all("Content-Length") or []) > 1:
+            # one body length, from one Content-Length: nothing a proxy in front could read
+            # otherwise (request smuggling)
+            self.close_connection = True
+            self.fail(411, "one Content-Length, and no Transfer-Encoding, please")
+            return False
+        if len(self.headers.get_all("Host") or []) != 1 or \
+                host_name(self.headers.get("Host")) not in self.server.hosts:
             self.close_connection = True
             self.fail(400, "this server is not called by that name (the Host header): use its own address")
             return False

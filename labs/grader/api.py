@@ -35,8 +35,10 @@ from .fence import Fence, gpu_probe, safe_read
 from .labs import REPO, LabError, load_labs, regions, region_body, splice
 
 OUTPUT_CAP = 64 << 10
-TRACE_RECORDS = 1 << 18  # accesses a student's trace keeps (trace.cuh counts the rest as overflow)
-TRACE_CSV_CAP = 32 << 20  # bytes of the trace's CSV read back from the fenced folder
+# A student's trace: the accesses it keeps (trace.cuh counts the rest as overflow; the handouts'
+# largest, MM-GPU-SM's, has about 20000) and the bytes of its CSV read back from the fenced folder.
+TRACE_RECORDS = 1 << 16
+TRACE_CSV_CAP = 8 << 20
 COMMON_FLAGS = {"--json", "--repeats", "--help"}  # common/report.h's, every program's
 
 

@@ -258,7 +258,7 @@ class EdgeTest(unittest.TestCase):
         cls.tmp = Path(tempfile.mkdtemp(prefix="server-edge-"))
         os.environ["SERVER_LOG"] = "1"
         try:
-            cls.srv = Server(cls.tmp / "state", extra=["--max-connections", "4", "--request-s", "1.5"]).start()
+            cls.srv = Server(cls.tmp / "state", extra=["--max-connections", "4", "--connections-per-address", "3", "--request-s", "1.5"]).start()
         finally:
             del os.environ["SERVER_LOG"]
         cls.alice = cls.srv.student("alice")
@@ -291,6 +291,10 @@ class EdgeTest(unittest.TestCase):
              + b"Content-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{", b"413"),
             (b"POST /api/jobs HTTP/1.1\r\n" + host + f"Authorization: Bearer {self.alice}\r\n".encode()
              + b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", b"411"),
+            # a body length two ways, or twice (request smuggling behind a proxy)
+            (b"POST /api/jobs HTTP/1.1\r\n" + host + b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", b"411"),
+            (b"POST /api/jobs HTTP/1.1\r\n" + host + b"Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}", b"411"),
+            (b"GET /login HTTP/1.1\r\n" + host + host + b"\r\n", b"400"),  # two Hosts
         ]
         for data, code in cases:
             line = raw(port, data)
@@ -298,16 +302,33 @@ class EdgeTest(unittest.TestCase):
 
     def test_slow_clients_hold_a_bounded_number_of_connections_for_a_bounded_time(self):
         port = self.srv.port
-        slow = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(4)]
+        # 3 from one address (its bound: --connections-per-address 3), then 1 from another (4 in
+        # all: --max-connections 4); loopback's other addresses stand for other machines
+        slow = []
+
+        def refused(source):
+            with socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0)) as s:
+                s.sendall(b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                return s.makefile("rb").readline().startswith(b"HTTP/1.1 503")
         try:
-            for s in slow:  # a request that never ends its headers (slowloris)
-                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
-            time.sleep(0.2)
             started = time.monotonic()
-            self.assertTrue(raw(port, b"GET /login HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 503"))
+            for source in ("127.0.0.1",) * 3 + (None, "127.0.0.2"):
+                if source is None:  # the address's bound, with one connection left in all
+                    time.sleep(0.2)
+                    self.assertTrue(refused("127.0.0.1"))
+                    continue
+                s = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+                slow.append(s)
+                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")  # headers never ended (slowloris)
+            time.sleep(0.2)
+            self.assertTrue(refused("127.0.0.3"))  # the bound of all
             for s in slow:  # each is cut when its request has taken --request-s (1.5 s)
-                s.sendall(b"a")
-                self.assertEqual(s.recv(100), b"")
+                try:
+                    s.sendall(b"a")
+                    got = s.recv(100)
+                except (BrokenPipeError, ConnectionResetError):
+                    got = b""
+                self.assertEqual(got, b"")
             self.assertLess(time.monotonic() - started, 5)
         finally:
             for s in slow:
@@ -334,7 +355,7 @@ class EdgeTest(unittest.TestCase):
         b.post("/login", {"token": tok + "x", "csrf": csrf})
         self.srv.stop()
         log = self.srv.log()
-        type(self).srv = Server(self.tmp / "state", extra=["--max-connections", "4", "--request-s", "1.5"]).start()
+        type(self).srv = Server(self.tmp / "state", extra=["--max-connections", "4", "--connections-per-address", "3", "--request-s", "1.5"]).start()
         for secret in (tok, session, csrf, tok[:16]):
             self.assertNotIn(secret, log)
         self.assertIn("GET /login 200", log)  # the access log was on (SERVER_LOG=1)
