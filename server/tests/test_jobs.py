@@ -231,11 +231,13 @@ class PageTest(unittest.TestCase):
         self.assertEqual(bob.api("GET", f"/api/jobs/{job}/trace.png"), bob.api("GET", "/api/jobs/99999/trace.png"))
         self.assertEqual(bob.api("GET", f"/api/jobs/{job}/trace.png")[0], 404)
         self.assertEqual(Client(self.srv.port, self.alice).api("GET", f"/api/jobs/{plain}/trace.png")[0], 404)
-        out, png = io.StringIO(), self.tmp / "mine.png"
-        args = type("A", (), {"server": f"http://127.0.0.1:{self.srv.port}", "token": self.alice, "picture": str(png)})
+        out, png = io.StringIO(), self.tmp / "mine.png"  # the client's own command line
         with redirect_stdout(out):
-            client.wait(args, job)
+            code = client.main(["--server", f"http://127.0.0.1:{self.srv.port}", "--token", self.alice, "run",
+                                "VA-GPU-NN", "--trace", "--picture", str(png), "--", "--n", "40"])
+        self.assertEqual(code, 0, out.getvalue())
         self.assertIn(f"the picture: {png}", out.getvalue())
+        self.assertIn("40 accesses <b>", out.getvalue())
         self.assertTrue(png.read_bytes().startswith(b"\x89PNG"))
 
     def test_no_route_parameter_climbs_out(self):
