@@ -210,8 +210,9 @@ class CourseServer(ThreadingHTTPServer):
         self.hosts = allowed_hosts(addr[0], server_names)
 
     # A bounded number of connections (slowloris), in all and from one address: one over a
-    # bound is answered 503 and closed at once, and each request has request_s seconds, all in, before its connection is
-    # cut (Handler.handle_one_request), so a slow client holds a thread for a bounded time.
+    # bound is answered 503 and closed at once; and each request has request_s seconds, all in,
+    # before its connection is cut (Handler.handle_one_request): a slow client holds a bounded
+    # number of threads, each for a bounded time.
     def process_request(self, request, client_address):
         with self.per_address_lock:
             mine = self.per_address.get(client_address[0], 0)
