@@ -508,6 +508,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def cookie_header(self, name, value, max_age=None):
         extra = f"; Max-Age={max_age}" if max_age is not None else ""
+        if self.server.cfg.get("secure_cookies"):  # behind a TLS proxy: never sent over plain HTTP
+            extra += "; Secure"
         return f"{name}={value}; HttpOnly; SameSite=Strict; Path=/{extra}"
 
     def route_post(self):
@@ -704,6 +706,9 @@ def main(argv=None):
     p.add_argument("--server-name", action="append", default=[], metavar="NAME",
                    help="a name students reach the server by (the Host of their requests, e.g. the "
                         "proxy's course.example.edu); every other Host is refused")
+    p.add_argument("--secure-cookies", action="store_true",
+                   help="mark the cookies Secure (behind a TLS proxy: a browser then never sends them "
+                        "over plain HTTP)")
     p.add_argument("--backend", choices=("local", "slurm"), default="local")
     for k, what in (("conf", "the cluster's slurm.conf"), ("partition", "the partition"),
                     ("gres", "the GPU gres of a job (default: gpu:1 where the partition has GPUs)"),
@@ -723,6 +728,7 @@ def main(argv=None):
         p.add_argument("--" + k.replace("_", "-"), type=type(v), default=v)
     args = p.parse_args(argv)
     cfg = {k: getattr(args, k) for k in defaults()}
+    cfg["secure_cookies"] = args.secure_cookies
     options = dict(o.split("=", 1) for o in args.slurm_option)
     options.update({k: getattr(args, f"slurm_{k}") for k in ("conf", "partition", "gres", "jobs", "time")
                     if getattr(args, f"slurm_{k}") is not None})

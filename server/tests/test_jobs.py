@@ -254,13 +254,18 @@ class PageTest(unittest.TestCase):
             self.assertNotIn(secret.decode("latin-1"), page)
 
 
+# A server with small bounds, so that a test reaches them: 4 connections, 3 from one address, a
+# request cut after 1.5 s; and Secure cookies.
+EDGE = ["--max-connections", "4", "--connections-per-address", "3", "--request-s", "1.5", "--secure-cookies"]
+
+
 class EdgeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = Path(tempfile.mkdtemp(prefix="server-edge-"))
         os.environ["SERVER_LOG"] = "1"
         try:
-            cls.srv = Server(cls.tmp / "state", extra=["--max-connections", "4", "--connections-per-address", "3", "--request-s", "1.5"]).start()
+            cls.srv = Server(cls.tmp / "state", extra=EDGE).start()
         finally:
             del os.environ["SERVER_LOG"]
         cls.alice = cls.srv.student("alice")
@@ -342,7 +347,12 @@ class EdgeTest(unittest.TestCase):
     def test_the_log_never_holds_a_secret(self):
         port, tok = self.srv.port, self.alice
         b = Client(port)
-        self.assertEqual(b.login(tok), 303)
+        s, _, page = b.get("/login")
+        csrf = __import__("re").search(r'name="csrf" value="([^"]+)"', page).group(1)
+        s, h, _ = b.post("/login", {"token": tok, "csrf": csrf})
+        self.assertEqual(s, 303)
+        cookie = [v for v in h.get_all("Set-Cookie") if v.startswith("session=")][0]
+        self.assertIn("; Secure", cookie)  # --secure-cookies: never sent over plain HTTP
         session = b.cookies["session"]
         csrf = b.csrf()
         for path in (f"/?token={tok}", f"/{tok}", f"/jobs/1?t={tok}", f"/login?{tok}"):
@@ -357,7 +367,7 @@ class EdgeTest(unittest.TestCase):
         b.post("/login", {"token": tok + "x", "csrf": csrf})
         self.srv.stop()
         log = self.srv.log()
-        type(self).srv = Server(self.tmp / "state", extra=["--max-connections", "4", "--connections-per-address", "3", "--request-s", "1.5"]).start()
+        type(self).srv = Server(self.tmp / "state", extra=EDGE).start()
         for secret in (tok, session, csrf, tok[:16]):
             self.assertNotIn(secret, log)
         self.assertIn("GET /login 200", log)  # the access log was on (SERVER_LOG=1)
