@@ -352,8 +352,9 @@ def cmd_program(program, args, out, arch, plant=None):
 
 
 def student_picture(program, args, rows, png):
-    """PROGRAM's picture of its trace ROWS (run with ARGS, a command line) drawn into PNG, and
-    the summary lines printed beside it (the course server draws a student's trace with it)."""
+    """PROGRAM's picture of its trace ROWS (run with ARGS, a command line) drawn into PNG (None:
+    not drawn), and the summary lines printed beside it (the course server draws a student's
+    trace with it)."""
     kind, kwargs = STUDENT_PICTURE[program]
     lines = []
     if kind == "swizzle":  # the trace's reads are the read-back, not the kernel's: the layout
@@ -370,7 +371,8 @@ def student_picture(program, args, rows, png):
             lines.append("  " + tracelib.check_written_once(rows, kwargs["array"], kwargs["count"])[1])
     if kind in ("tile_phases", "owner_map"):  # the matrices' width, from P's last element
         kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
-    draw_one(kind, [(program, rows)], kwargs, [f"{program} {args}"] * 2, png)
+    if png is not None:
+        draw_one(kind, [(program, rows)], kwargs, [f"{program} {args}"] * 2, png)
     return lines
 
 

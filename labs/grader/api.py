@@ -376,11 +376,14 @@ def _picture(program, args, cwd, jail, work):
     tk = _trace_kernel()
     local = work / "trace.csv"
     local.write_bytes(data)
+    words = " ".join(shlex.quote(a) for a in args)
     try:
         rows = tk.tracelib.load(local)
-        lines = tk.student_picture(program, " ".join(shlex.quote(a) for a in args), rows, work / "trace.png")
-    except ImportError as err:  # matplotlib: scripts/setup.sh installs it where a GPU is
-        return {"trace": f"recorded, not drawn: {err} (scripts/setup.sh)"}
+        try:
+            lines = tk.student_picture(program, words, rows, work / "trace.png")
+        except ImportError as err:  # matplotlib: scripts/setup.sh installs it where a GPU is
+            lines = tk.student_picture(program, words, rows, None)
+            return {"trace": "\n".join(lines + [f"(recorded, not drawn: {err}; scripts/setup.sh installs it)"])}
     except Exception as err:  # noqa: BLE001  (a trace the student's code wrote: any shape)
         return {"trace": f"the trace could not be read or drawn: {type(err).__name__}: {str(err)[:200]}"}
     finally:

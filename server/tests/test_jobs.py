@@ -138,6 +138,42 @@ class EditTest(unittest.TestCase):
             shutil.rmtree(work)
 
 
+class PictureTest(unittest.TestCase):
+    """The trace a fenced run wrote, read back and drawn (api._picture), on the committed H200
+    trace of VA-GPU-NN as the fenced folder's trace.csv; a link or a malformed trace refused."""
+
+    def picture(self, write):
+        jail = Path(tempfile.mkdtemp(prefix="server-jobs-"))
+        self.addCleanup(shutil.rmtree, jail)
+        cwd = jail / "tree" / "ch02_vector_add"
+        cwd.mkdir(parents=True)
+        write(cwd / "trace.csv")
+        (jail / "work").mkdir()
+        args = ["--n", "40", "--blocks", "2", "--threads", "8", "--repeats", "1"]
+        return api._picture("VA-GPU-NN", args, cwd, jail, jail / "work"), jail / "work" / "trace.png"
+
+    def test_the_trace_is_summed_up_and_drawn_where_matplotlib_is(self):
+        import gzip
+        data = gzip.decompress((REPO / "docs" / "runs" / "h200" / "traces" / "VA-GPU-NN.csv.gz").read_bytes())
+        r, png = self.picture(lambda p: p.write_bytes(data))
+        self.assertIn("c: 40 of 40 elements written, 0 more than once, 0 outside", r["trace"])
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.assertIn("recorded, not drawn", r["trace"])
+            self.assertNotIn("picture", r)
+            return
+        self.assertEqual(r["picture"], "trace.png")
+        self.assertTrue(png.read_bytes().startswith(b"\x89PNG"))
+
+    def test_a_linked_or_malformed_trace_is_refused(self):
+        r, png = self.picture(lambda p: p.symlink_to("/etc/passwd"))
+        self.assertEqual(r, {"trace": "no trace was written (not opened (a symbolic link))"})
+        r, png = self.picture(lambda p: p.write_text("block_x,zzz\n1,2\n"))
+        self.assertIn("the trace could not be read or drawn: KeyError", r["trace"])
+        self.assertFalse(png.exists())
+
+
 def raw(port, data, read=True, timeout=10):
     """Sends DATA on a connection of its own; the answer's status line (b'' when closed)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:

@@ -161,8 +161,11 @@ def main(out):
             (out / "trace-VA-GPU-NN.png").write_bytes(png)
         proof["jobs"]["trace"] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"],
                                   "trace": detail.get("trace"), "png_bytes": len(png)}
-        check("a traced run with an edit: the picture served as a PNG", j["exit"] == 0 and png.startswith(b"\x89PNG"),
-              f"{j['summary']}; {detail.get('trace')}; {len(png)} bytes (OUT/trace-VA-GPU-NN.png)")
+        check("a traced run with an edit: the trace recorded in the fence and read back",
+              j["exit"] == 0 and "c: 40 of 40 elements written, 0 more than once" in (detail.get("trace") or ""),
+              f"{j['summary']}; {detail.get('trace')}")
+        check("a traced run with an edit: the picture served as a PNG (matplotlib draws it)",
+              png.startswith(b"\x89PNG"), f"{len(png)} bytes (OUT/trace-VA-GPU-NN.png)")
         # Overhead: the same solution graded by lab.py grade alone and through the server, alternated.
         alone, served = [], []
         subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(folders["solution"]),

@@ -7,12 +7,14 @@
 # one only a GPU run catches: recognises-fixed-inputs), runs exercise ch02_vector_add.3 with a
 # student's edit and every claim holds (and with the course's file unchanged, where a claim must
 # not hold), draws VA-GPU-NN's traced picture with the solution's file as the edit (served as
-# image/png, kept as OUT/trace-VA-GPU-NN.png), and its time per graded job is within 5% of
+# image/png, kept as OUT/trace-VA-GPU-NN.png: drawn where .venv's matplotlib is; its summary lines
+# either way), and its time per graded job is within 5% of
 # `lab.py grade` alone on the same solution (alternated, best of 2). It writes OUT/proof.json (every
 # check, HELD or FAILED), OUT/server.log and OUT/state/ (the server's SQLite database and job
 # folders), from which a results page can be served and photographed on any machine.
 # Exit 0: every check held; 1: one did not; 77: no GPU here (the CPU part ran: the course, the
-# folders, the server, the first submission, which ended with 77). About 5 minutes on an H200.
+# folders, the server, the first submission, which ended with 77). About 5 minutes on an H200
+# before the unchanged exercise and the traced run were added (they add about a minute: an estimate).
 # server/tools/gpu_proof.sh OUT --throughput (a machine with two GPUs): the same 4 solutions graded
 # through the server with one worker (one GPU) and with two (two GPUs); two must give at least
 # 1.8 times the jobs per minute of one (OUT/throughput.json). About 4 minutes; 77 with one GPU.
