@@ -344,30 +344,42 @@ def cmd_program(program, args, out, arch, plant=None):
             print(f"trace: {e}", file=sys.stderr)
             return EXIT_FAILED
     print(output.rstrip())
-    rows = tracelib.load(csv_path)
-    kind, kwargs = STUDENT_PICTURE[program]
-    if kind == "swizzle":  # the trace's reads are the read-back, not the kernel's: the layout
-        print("  " + tracelib.check_swizzle(rows, kwargs["array"])[1])
-    elif kind == "ring_steps":  # N: the vector's length, from its last element touched
-        kwargs = dict(kwargs, n=max(r["index"] for r in rows if r["array"] == "data") + 1)
-        print("  " + tracelib.check_ring(rows, kwargs["n"])[1])
-    else:
-        summary(rows)
-    if kind == "index_map" and "--n" in shlex.split(args):  # the length, unwritten ones too
-        words = shlex.split(args)
-        if words.index("--n") + 1 < len(words) and words[words.index("--n") + 1].isdigit():
-            kwargs = dict(kwargs, count=int(words[words.index("--n") + 1]))
-            print("  " + tracelib.check_written_once(rows, kwargs["array"], kwargs["count"])[1])
-    if kind in ("tile_phases", "owner_map"):  # the matrices' width, from P's last element
-        kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
     png = out / f"{program}.png"
-    draw_one(kind, [(program, rows)], kwargs, [f"{program} {args}"] * 2, png)
+    for line in student_picture(program, args, tracelib.load(csv_path), png):
+        print(line)
     print(f"trace: {png}")
     return EXIT_OK
 
 
+def student_picture(program, args, rows, png):
+    """PROGRAM's picture of its trace ROWS (run with ARGS, a command line) drawn into PNG (None:
+    not drawn), and the summary lines printed beside it (the course server draws a student's
+    trace with it)."""
+    kind, kwargs = STUDENT_PICTURE[program]
+    lines = []
+    if kind == "swizzle":  # the trace's reads are the read-back, not the kernel's: the layout
+        lines.append("  " + tracelib.check_swizzle(rows, kwargs["array"])[1])
+    elif kind == "ring_steps":  # N: the vector's length, from its last element touched
+        kwargs = dict(kwargs, n=max(r["index"] for r in rows if r["array"] == "data") + 1)
+        lines.append("  " + tracelib.check_ring(rows, kwargs["n"])[1])
+    else:
+        lines += summary(rows)
+    if kind == "index_map" and "--n" in shlex.split(args):  # the length, unwritten ones too
+        words = shlex.split(args)
+        if words.index("--n") + 1 < len(words) and words[words.index("--n") + 1].isdigit():
+            kwargs = dict(kwargs, count=int(words[words.index("--n") + 1]))
+            lines.append("  " + tracelib.check_written_once(rows, kwargs["array"], kwargs["count"])[1])
+    if kind in ("tile_phases", "owner_map"):  # the matrices' width, from P's last element
+        kwargs = dict(kwargs, width=int(max(r["index"] for r in rows if r["array"] == "P") ** 0.5) + 1)
+    if png is not None:
+        draw_one(kind, [(program, rows)], kwargs, [f"{program} {args}"] * 2, png)
+    return lines
+
+
 def summary(rows):
-    """What the trace holds, per array: accesses, and per warp request sectors or bank passes."""
+    """What the trace holds, per array: accesses, and per warp request sectors or bank passes
+    (the lines)."""
+    lines = []
     arrays = sorted({(r["array"], r["space"], r["rw"]) for r in rows})
     for array, space, rw in arrays:
         mine = [r for r in rows if (r["array"], r["space"], r["rw"]) == (array, space, rw)]
@@ -384,8 +396,9 @@ def summary(rows):
             if space == "constant":
                 counts = sorted({len({r["byte"] for r in q}) for q in reqs})
                 detail += f"; different addresses: {', '.join(map(str, counts))}"
-        print(f"  {array:8} {space:6} {'read' if rw == 'R' else 'write':5} {len(mine):7} "
-              f"accesses, {len(reqs)} warp requests; {detail}")
+        lines.append(f"  {array:8} {space:6} {'read' if rw == 'R' else 'write':5} {len(mine):7} "
+                     f"accesses, {len(reqs)} warp requests; {detail}")
+    return lines
 
 
 OWN_OPTIONS = ("--out", "--arch", "--plant")

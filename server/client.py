@@ -2,8 +2,12 @@
 """The student's command line: talks HTTP to the course server (docs/server.md).
 
     client.py submit LAB FOLDER          grade a lab folder (packed as a .tar.gz here); waits, prints the report
-    client.py run PROGRAM [--edit FILE] [-- ARGS...]    run a program (with your edit of its lab regions)
-    client.py exercise NAME [--edit FILE]               run an exercise (with your edit); which claims held
+    client.py run PROGRAM [--edit FILE] [--trace [--picture PNG]] [-- ARGS...]
+                                         run a program (with your edit of its lab regions); --trace:
+                                         and draw its kernel's accesses, saved to PNG (default
+                                         trace-JOB.png)
+    client.py exercise NAME [--edit FILE]               run an exercise (with your edit of the lines
+                                         it changes); which of its claims held, with the values measured
     client.py status JOB                 one job (state, queue position, result)
     client.py history                    your jobs
     client.py programs                   the programs and their flags, the exercises, the open labs
@@ -45,6 +49,20 @@ def call(args, method, path, body=None):
         sys.exit(3)
 
 
+def download(args, path, to):
+    """A job's picture (GET with the token) written to TO; False when the server has none."""
+    req = urllib.request.Request(args.server.rstrip("/") + path,
+                                 headers={"Authorization": f"Bearer {args.token.strip()}"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            if r.headers.get("Content-Type") != "image/png":
+                return False
+            Path(to).write_bytes(r.read())
+            return True
+    except OSError:
+        return False
+
+
 def pack(folder):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -61,8 +79,19 @@ def wait(args, job_id):
         j = call(args, "GET", f"/api/jobs/{job_id}")
         if j["state"] in ("done", "failed"):
             print(f"\rjob {job_id}: {j['state']}, exit {j['exit']}: {j['summary']}" + " " * 20)
-            for c in (j.get("detail") or {}).get("claims") or []:
-                print(f"  {'held' if c['holds'] else 'DID NOT HOLD'}: {c['says']}")
+            detail = j.get("detail") or {}
+            for c in detail.get("claims") or []:
+                value = "no value" if c.get("value") is None else c["value"]
+                print(f"  {'held' if c['holds'] else 'DID NOT HOLD'}: {c['says']} (measured: {value}; "
+                      f"claim: {c['claim']})")
+            for r in detail.get("runs") or []:
+                print(f"  run {r['run']} ({r['build']}{', ' + r['args'] if r.get('args') else ''}): {r['outcome']}")
+            if detail.get("trace"):
+                print(detail["trace"])
+            if detail.get("picture"):
+                to = getattr(args, "picture", None) or f"trace-{job_id}.png"
+                print(f"the picture: {to}" if download(args, f"/api/jobs/{job_id}/trace.png", to)
+                      else "the picture could not be fetched")
             if j.get("report"):
                 print(j["report"])
             if j.get("output"):
@@ -86,10 +115,14 @@ def main(argv=None):
     r = sub.add_parser("run")
     r.add_argument("program")
     r.add_argument("--edit", help="your copy of the program's file (its LAB regions are taken)")
+    r.add_argument("--trace", action="store_true", help="draw its kernel's accesses (the programs "
+                   "with a traced picture: client.py programs)")
+    r.add_argument("--picture", help="where to save the picture (default trace-JOB.png)")
 
     e = sub.add_parser("exercise")
     e.add_argument("name")
-    e.add_argument("--edit", help="your edited copy of the exercise's program")
+    e.add_argument("--edit", help="your edited copy of the exercise's program (only the lines the "
+                   "exercise changes may differ from the course's)")
     sub.add_parser("status").add_argument("job", type=int)
     sub.add_parser("history")
     sub.add_parser("programs")
@@ -114,6 +147,8 @@ def main(argv=None):
         body = {"kind": "grade", "lab": a.lab, "upload_b64": base64.b64encode(pack(a.folder)).decode()}
     elif a.cmd == "run":
         body = {"kind": "run", "program": a.program, "args": program_args}
+        if a.trace:
+            body["trace"] = "1"
     else:
         body = {"kind": "exercise", "exercise": a.name}
     if getattr(a, "edit", None):

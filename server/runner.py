@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One job, as a backend runs it: `runner.py SPEC.json OUT`. Reads the job's spec (written by
 the server), calls the grader through its one entry point (labs/grader/api.py), and writes
-OUT/result.json (exit, summary, output, report, results, claims), atomically. The grader fences
+OUT/result.json (exit, summary, output, report, results, claims, runs, trace, picture: the
+name of the PNG it drew in OUT, trace.png), atomically. The grader fences
 every build and run of student code; this process is the server's user, never the student's.
 Its own exit code is 0 once result.json is written, 3 when it could not be."""
 import json
@@ -31,7 +32,8 @@ def main(spec_path, out):
         r = api.grade_submission(spec["lab"], here / spec["submission"], out / "report", options)
     elif kind == "run":
         r = api.run_program(spec["program"], spec["args"], str(out), edit=edit,
-                            timeout=spec.get("timeout", 60), accept_weak_fence=weak)
+                            timeout=spec.get("timeout", 60), accept_weak_fence=weak,
+                            trace=bool(spec.get("trace")))
     elif kind == "exercise":
         r = api.run_exercise(spec["exercise"], str(out), edit=edit, accept_weak_fence=weak)
     else:

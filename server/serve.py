@@ -17,6 +17,8 @@ import re
 import shlex
 import shutil
 import signal
+import socket
+import stat
 import sys
 import threading
 import time
@@ -34,13 +36,20 @@ from server import backends, uploads, web  # noqa: E402
 from server.jobqueue import Store  # noqa: E402
 
 ARG_WORD = re.compile(r"^[A-Za-z0-9^._:,+=-]{1,64}$")
+PNG = b"\x89PNG\r\n\x1a\n"
+PICTURE_CAP = 8 << 20
+HEADER_BYTES = 32 << 10  # all of a request's header lines together
+# The routes, as the log may name them: any other path is logged as '(another path)', so that
+# nothing a client puts in a URL (a token pasted by mistake) reaches the log.
+LOGGED = re.compile(r"^/(|login|logout|jobs|static/app\.js|static/style\.css|api/jobs|api/programs|"
+                    r"(api/)?jobs/\d{1,12}(/trace\.png)?)$")
 
 
 def defaults():
     return {"max_queued": 4, "max_upload": 4 << 20, "max_files": 64, "max_unpacked": 8 << 20,
             "max_edit": 64 << 10, "max_args": 16, "job_timeout": 900, "run_timeout": 60,
             "submits_per_minute": 20, "requests_per_minute": 600, "logins_per_minute": 30,
-            "poll_s": 0.05}
+            "max_connections": 64, "connections_per_address": 32, "request_s": 30.0, "poll_s": 0.05}
 
 
 # ---- the workers ---------------------------------------------------------------------------
@@ -105,7 +114,9 @@ class Worker(threading.Thread):
         if result is None:
             store.finish(job["id"], job["attempt"], code or 1, f"the job's runner failed (exit {code})", log)
             return
-        detail = {k: result.get(k) for k in ("results", "claims") if result.get(k) is not None}
+        detail = {k: result.get(k) for k in ("results", "claims", "runs", "trace") if result.get(k) is not None}
+        if result.get("picture") == "trace.png" and picture(adir / "trace.png") is not None:
+            detail["picture"] = True
         store.finish(job["id"], job["attempt"], int(result.get("exit", 1)), str(result.get("summary", ""))[:500],
                      str(result.get("output", ""))[-(64 << 10):], str(result.get("report") or "")[-(64 << 10):],
                      detail or None)
@@ -127,6 +138,20 @@ def read_json(path, cap=4 << 20):
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def picture(path):
+    """The PNG a job drew (its attempt's trace.png), or None: a regular file, not followed
+    through a link, at most PICTURE_CAP bytes, that starts as a PNG does."""
+    try:
+        fd = _open_nofollow(path)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        data = f.read(PICTURE_CAP + 1)
+    return data if data.startswith(PNG) and len(data) <= PICTURE_CAP else None
 
 
 def read_tail(path, cap=16 << 10):
@@ -166,18 +191,65 @@ class CourseServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, addr, state, backend, cfg, job_argv, grader_options=()):
+    def __init__(self, addr, state, backend, cfg, job_argv, grader_options=(), server_names=()):
         self.store, self.backend, self.cfg = Store(state), backend, cfg
         self.state = Path(state)
         (self.state / "jobs").mkdir(exist_ok=True, mode=0o700)
         self.job_argv, self.grader_options = job_argv, list(grader_options)
         self.stopping = threading.Event()
         self.rates = {k: Rate(cfg[k]) for k in ("submits_per_minute", "requests_per_minute", "logins_per_minute")}
+        self.connections = threading.BoundedSemaphore(cfg["max_connections"])
+        self.per_address, self.per_address_lock = {}, threading.Lock()
         from grader import api
         self.programs = api.programs()
+        self.traced = api.traced_programs()
+        self.api = api
         self.exercises = sorted(p.name[:-len(".exercise")] for p in (REPO / "tests" / "exercises").glob("*.exercise"))
         self.lab_chapters = [lab["chapter"] for lab in json.loads((REPO / "labs" / "labs.json").read_text())["labs"]]
         super().__init__(addr, Handler)
+        self.hosts = allowed_hosts(addr[0], server_names)
+
+    # A bounded number of connections (slowloris), in all and from one address: one over a
+    # bound is answered 503 and closed at once; and each request has request_s seconds, all in,
+    # before its connection is cut (Handler.handle_one_request): a slow client holds a bounded
+    # number of threads, each for a bounded time.
+    def process_request(self, request, client_address):
+        with self.per_address_lock:
+            mine = self.per_address.get(client_address[0], 0)
+            if mine < self.cfg["connections_per_address"] and self.connections.acquire(blocking=False):
+                self.per_address[client_address[0]] = mine + 1
+                mine = None
+        if mine is not None:  # the bound, for this address or for all of them
+            try:
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                b"Connection: close\r\nRetry-After: 5\r\n\r\n")
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.release(client_address)
+            raise
+
+    def release(self, client_address):
+        with self.per_address_lock:
+            self.per_address[client_address[0]] -= 1
+            if not self.per_address[client_address[0]]:
+                del self.per_address[client_address[0]]
+        self.connections.release()
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.release(client_address)
+
+    def handle_error(self, request, client_address):
+        """A connection that failed outside a route (a client gone mid-answer): one line, the
+        error's type only (socketserver's default prints a traceback)."""
+        sys.stderr.write(f"{client_address[0]} connection failed: {sys.exc_info()[0].__name__}\n")
 
     def jobdir(self, job_id):
         return self.state / "jobs" / str(int(job_id))
@@ -206,9 +278,67 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 30  # seconds a connection may sit idle or send slowly (a slow client holds one thread)
 
+    # -- the log: the method, the route (LOGGED; any other path is not written) and the code;
+    # never a query, a header, a body or the request line as sent (a token pasted into any of
+    # them stays out of it)
+    def logged_path(self):
+        path = urllib.parse.urlsplit(getattr(self, "path", "") or "").path
+        return path if LOGGED.match(path) else "(another path)"
+
+    def log_line(self, what):
+        method = getattr(self, "command", None)
+        method = method if method in ("GET", "HEAD", "POST") else "-"
+        sys.stderr.write(f"{self.client_address[0]} [{self.log_date_time_string()}] "
+                         f"{method} {self.logged_path()} {what}\n")
+
     def log_request(self, code="-", size="-"):  # one line per request only with SERVER_LOG=1
         if os.environ.get("SERVER_LOG"):
-            super().log_request(code, size)
+            self.log_line(str(getattr(code, "value", code)))
+
+    def log_error(self, format, *args):  # http.server's own: its message may quote the request
+        code = args[0] if args and isinstance(args[0], int) else "-"
+        self.log_line(f"refused {code}")
+
+    def handle_one_request(self):
+        """One request, cut off (its connection shut) when it takes more than request_s."""
+        timer = threading.Timer(self.server.cfg["request_s"], self.cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            super().handle_one_request()
+        finally:
+            timer.cancel()
+
+    def cut(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def parse_request(self):
+        """http.server's parsing (request line at most 64 KiB: 414; a header line at most 64 KiB
+        and at most 100 of them: 431), then: all the header lines together at most HEADER_BYTES
+        (431), and a Host that names this server (400: a page loaded from another name, as DNS
+        rebinding does, gets nothing)."""
+        if not super().parse_request():
+            return False
+        if sum(len(k) + len(v) + 4 for k, v in self.headers.items()) > HEADER_BYTES:
+            self.send_error(431, "Request header fields too large")
+            return False
+        if self.headers.get("Transfer-Encoding") is not None or \
+                len(self.headers.get_all("Content-Length") or []) > 1:
+            # one body length, from one Content-Length: nothing a proxy in front could read
+            # otherwise (request smuggling)
+            self.close_connection = True
+            self.fail(411, "one Content-Length, and no Transfer-Encoding, please")
+            return False
+        if len(self.headers.get_all("Host") or []) != 1 or \
+                host_name(self.headers.get("Host")) not in self.server.hosts:
+            self.close_connection = True
+            self.fail(400, "this server is not called by that name (the Host header): use its own address")
+            return False
+        return True
 
     # -- answers --
     def send(self, code, body, ctype="text/html; charset=utf-8", headers=()):
@@ -307,7 +437,7 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             pass
         except Exception as err:  # noqa: BLE001  (one answer, never a dropped connection)
-            self.log_error("GET %s: %r", self.path, err)
+            self.log_line(f"failed: {type(err).__name__}")  # its type only: its text may quote input
             self.fail(500, "the server failed on this request")
 
     def do_POST(self):
@@ -319,7 +449,7 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             pass
         except Exception as err:  # noqa: BLE001
-            self.log_error("POST %s: %r", self.path, err)
+            self.log_line(f"failed: {type(err).__name__}")
             self.fail(500, "the server failed on this request")
 
     def limited(self, student):
@@ -353,20 +483,27 @@ class Handler(BaseHTTPRequestHandler):
             return
         if path == "/":
             return self.send(200, web.home(student, csrf, sorted(srv.programs), srv.exercises,
-                                           srv.store.labs(), srv.store.history(student)))
+                                           srv.store.labs(), srv.store.history(student), srv.traced))
         if path == "/api/programs":
             return self.json(200, {"programs": {k: v[2] for k, v in srv.programs.items()},
-                                   "exercises": srv.exercises, "labs": srv.store.labs()})
+                                   "exercises": srv.exercises, "labs": srv.store.labs(), "traced": srv.traced})
         if path == "/api/jobs":
             jobs = srv.store.history(student)
             for j in jobs:
                 j["position"] = srv.store.position(j) if j["state"] == "queued" else 0
             return self.json(200, {"student": student, "jobs": jobs})
-        m = re.fullmatch(r"/(api/)?jobs/(\d{1,12})", path)
+        m = re.fullmatch(r"/(api/)?jobs/(\d{1,12})(/trace\.png)?", path)
         if m:
             job = srv.store.job(int(m.group(2)), student)
             if job is None:  # another student's job answers as one that does not exist
                 return self.fail(404, "no such job")
+            if m.group(3):  # the job's picture: the id is digits and the name fixed, so no path climbs
+                detail = json.loads(job["detail"]) if job["detail"] else {}
+                data = picture(srv.jobdir(job["id"]) / f"a{job['result_attempt']}" / "trace.png") \
+                    if detail.get("picture") else None
+                if data is None:
+                    return self.fail(404, "this job has no picture")
+                return self.send(200, data, "image/png")
             if m.group(1):
                 return self.json(200, {k: job[k] for k in ("id", "kind", "state", "position", "attempt",
                                                            "exit", "summary", "output", "report")}
@@ -377,6 +514,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def cookie_header(self, name, value, max_age=None):
         extra = f"; Max-Age={max_age}" if max_age is not None else ""
+        if self.server.cfg.get("secure_cookies"):  # behind a TLS proxy: never sent over plain HTTP
+            extra += "; Secure"
         return f"{name}={value}; HttpOnly; SameSite=Strict; Path=/{extra}"
 
     def route_post(self):
@@ -451,7 +590,10 @@ class Handler(BaseHTTPRequestHandler):
                     raise ValueError(400, f"argument {w[:40]!r}: letters, digits and ^._:,+=- only, at most 64")
                 if w.startswith("--") and w.split("=")[0] not in flags:
                     raise ValueError(400, f"{program} has no flag {w.split('=')[0]} (its flags: {' '.join(flags)})")
-            spec.update(program=program, args=words, edit=edit is not None, timeout=cfg["run_timeout"])
+            trace = str(fields.get("trace", "")).lower() in ("1", "on", "true", "yes")
+            if trace and program not in srv.traced:
+                raise ValueError(400, f"{program} has no traced picture (those that have one: {', '.join(srv.traced)})")
+            spec.update(program=program, args=words, edit=edit is not None, timeout=cfg["run_timeout"], trace=trace)
         elif kind == "exercise":
             name = fields.get("exercise")
             if name not in srv.exercises:
@@ -475,6 +617,10 @@ class Handler(BaseHTTPRequestHandler):
             spec.update(lab=lab)
         else:
             raise ValueError(400, "kind: run, exercise or grade")
+        if edit is not None:  # refused now, with the lint's words, rather than after the queue
+            why = srv.api.refused_edit(kind, spec.get("program") or spec.get("exercise"), edit, spec.get("trace"))
+            if why:
+                raise ValueError(400, why)
         staging = srv.state / "jobs" / f"new-{os.urandom(8).hex()}"
         staging.mkdir(mode=0o700)
         try:
@@ -500,6 +646,30 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def host_name(value):
+    """The name of a Host header, lower case, without its port ('[::1]:80' -> '::1'), or None."""
+    if not value or len(value) > 255:
+        return None
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.index("]")] if "]" in value else None
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def allowed_hosts(bound, names=()):
+    """The names a request may call this server by: the address it listens on, the names given
+    (--server-name: the name students use, behind a proxy), and on loopback 'localhost'. A
+    server on every address (0.0.0.0) takes only the names given, and this machine's name."""
+    hosts = {n.lower() for n in names}
+    if bound not in ("0.0.0.0", "::", ""):
+        hosts.add(bound.lower())
+    else:
+        hosts.add(socket.gethostname().lower())
+    if bound.startswith("127.") or bound in ("::1", "localhost"):
+        hosts |= {"localhost", "127.0.0.1", "::1", bound}
+    return hosts
 
 
 def _same(a, b):
@@ -539,6 +709,12 @@ def main(argv=None):
     p.add_argument("--state", required=True, help="the server's folder: server.db and the jobs")
     p.add_argument("--host", default="127.0.0.1", help="default loopback; a course's address to open it")
     p.add_argument("--port", type=int, default=8045)
+    p.add_argument("--server-name", action="append", default=[], metavar="NAME",
+                   help="a name students reach the server by (the Host of their requests, e.g. the "
+                        "proxy's course.example.edu); every other Host is refused")
+    p.add_argument("--secure-cookies", action="store_true",
+                   help="mark the cookies Secure (behind a TLS proxy: a browser then never sends them "
+                        "over plain HTTP)")
     p.add_argument("--backend", choices=("local", "slurm"), default="local")
     for k, what in (("conf", "the cluster's slurm.conf"), ("partition", "the partition"),
                     ("gres", "the GPU gres of a job (default: gpu:1 where the partition has GPUs)"),
@@ -558,6 +734,7 @@ def main(argv=None):
         p.add_argument("--" + k.replace("_", "-"), type=type(v), default=v)
     args = p.parse_args(argv)
     cfg = {k: getattr(args, k) for k in defaults()}
+    cfg["secure_cookies"] = args.secure_cookies
     options = dict(o.split("=", 1) for o in args.slurm_option)
     options.update({k: getattr(args, f"slurm_{k}") for k in ("conf", "partition", "gres", "jobs", "time")
                     if getattr(args, f"slurm_{k}") is not None})
@@ -565,7 +742,8 @@ def main(argv=None):
     backend = backends.make_backend(args.backend, options)
     fence = check_uids(backend, args.accept_same_uid)
     job_argv = shlex.split(args.job_command) if args.job_command else [sys.executable, str(HERE / "runner.py")]
-    srv = CourseServer((args.host, args.port), args.state, backend, cfg, job_argv, args.grader_option)
+    srv = CourseServer((args.host, args.port), args.state, backend, cfg, job_argv, args.grader_option,
+                       args.server_name)
     srv.start_workers()
     why = backend.cannot_run()
     print(f"serve.py: http://{args.host}:{srv.server_address[1]}/ state {args.state}, backend {backend.name}, "

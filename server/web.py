@@ -43,7 +43,7 @@ def options(names, selected=None):
     return "".join(f'<option{" selected" if n == selected else ""}>{e(n)}</option>' for n in names)
 
 
-def home(student, csrf, programs, exercises, labs, jobs):
+def home(student, csrf, programs, exercises, labs, jobs, traced=()):
     hidden = f'<input type="hidden" name="csrf" value="{e(csrf)}">'
     rows = "".join(
         f'<tr><td><a href="/jobs/{j["id"]}">#{j["id"]}</a></td><td>{e(j["kind"])}</td>'
@@ -56,11 +56,14 @@ def home(student, csrf, programs, exercises, labs, jobs):
         '<label>Arguments <input name="args" placeholder="--n 2^20 --blocks 64" maxlength="512"></label>'
         '<label>Your edit of its file (optional: the whole file; only its LAB regions are taken, '
         'linted as a lab\'s)<textarea name="edit" rows="6" maxlength="65536"></textarea></label>'
+        '<label><input type="checkbox" name="trace" value="1"> and draw which thread touches which '
+        f'element (the traced picture of its kernel; programs: {e(", ".join(traced))})</label>'
         '<button type="submit">Run</button></form></section>'
         '<section><h2>Run an exercise</h2>'
         f'<form id="exercise-form" method="post" action="/jobs">{hidden}<input type="hidden" name="kind" value="exercise">'
         f'<label>Exercise <select name="exercise">{options(exercises)}</select></label>'
-        '<label>Your edit (the whole file of the exercise\'s program, changed as the exercise asks)'
+        '<label>Your edit (the whole file of the exercise\'s program, changed as the exercise asks: '
+        'only the lines the exercise changes may differ, linted as a lab region is)'
         '<textarea name="edit" rows="6" maxlength="65536"></textarea></label>'
         '<button type="submit">Run</button></form></section>'
         '<section><h2>Submit a lab</h2>'
@@ -77,7 +80,8 @@ def home(student, csrf, programs, exercises, labs, jobs):
 def what(j):
     s = json.loads(j["spec"]) if isinstance(j.get("spec"), str) else (j.get("spec") or {})
     if j["kind"] == "run":
-        return " ".join([s.get("program", "")] + s.get("args", [])) + (" (edited)" if s.get("edit") else "")
+        return " ".join([s.get("program", "")] + s.get("args", [])) + (" (edited)" if s.get("edit") else "") \
+            + (" (traced)" if s.get("trace") else "")
     if j["kind"] == "exercise":
         return s.get("exercise", "") + (" (edited)" if s.get("edit") else "")
     return f"lab {s.get('lab', '')}"
@@ -96,7 +100,16 @@ def progress(job):
 def job_page(job, student, csrf):
     detail = json.loads(job["detail"]) if job.get("detail") else {}
     claims = "".join(f'<li class="{"held" if c["holds"] else "false"}">{"held" if c["holds"] else "DID NOT HOLD"}: '
-                     f'{e(c["says"])} <code>{e(c["claim"])}</code></li>' for c in detail.get("claims") or [])
+                     f'{e(c["says"])} (measured: <span class="value">{e(measured(c.get("value")))}</span>) '
+                     f'<code>{e(c["claim"])}</code></li>' for c in detail.get("claims") or [])
+    runs = "".join(f'<li><code>{e(r["run"])}</code> ({e(r["build"])}{", " + e(r["args"]) if r.get("args") else ""}): '
+                   f'{e(r["outcome"])}</li>' for r in detail.get("runs") or [])
+    trace = ""
+    if detail.get("picture"):
+        trace += (f'<h2>Which thread touches which element</h2><img id="job-picture" src="/jobs/{job["id"]}/trace.png" '
+                  f'alt="the traced accesses of job {job["id"]}">')
+    if detail.get("trace"):
+        trace += f'<pre id="job-trace">{e(detail["trace"])}</pre>'
     exit_text = "" if job["exit"] is None else (f"exit {job['exit']}" + (" (cannot run here: not a failure of your code)"
                                                                         if job["exit"] == 77 else ""))
     body = (f'<p>Job <span id="job-id">{job["id"]}</span>, {e(job["kind"])} {e(what(job))}: '
@@ -104,10 +117,19 @@ def job_page(job, student, csrf):
             f'<span id="job-exit">{e(exit_text)}</span></p>'
             f'<p id="job-progress">{e(progress(job))}</p>'
             f'<p id="job-summary">{e(job["summary"] or "")}</p>'
-            f'<ul id="job-claims">{claims}</ul>'
+            f'<ul id="job-claims">{claims}</ul><ul id="job-runs">{runs}</ul>{trace}'
             f'<h2>Report</h2><pre id="job-report">{e(job.get("report") or "")}</pre>'
             f'<h2>Output</h2><pre id="job-output">{e(job.get("output") or "")}</pre>')
     return page(f"Job {job['id']}", body, student, csrf)
+
+
+def measured(value):
+    """A claim's measured value as the answer key reads it: None says the run gave none."""
+    if value is None:
+        return "no value (the run did not print it)"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def error_page(code, message):
@@ -119,7 +141,7 @@ header{display:flex;justify-content:space-between;align-items:center;border-bott
 label{display:block;margin:.4rem 0}input,select,textarea{font:inherit;max-width:100%}textarea{width:100%;font-family:monospace}
 pre{background:#f4f4f4;padding:.6rem;overflow-x:auto;white-space:pre-wrap}table{border-collapse:collapse;width:100%}
 td,th{border-bottom:1px solid #ddd;padding:.25rem;text-align:left}.error{color:#a00}.false{color:#a00}.held{color:#060}
-.logout{display:inline}section{margin:1.5rem 0}
+.logout{display:inline}section{margin:1.5rem 0}img{max-width:100%;height:auto}
 """
 
 # The progress line: polls the job's JSON while it waits or runs, then reloads the page once.

@@ -22,6 +22,7 @@ sys.path.insert(0, str(REPO))
 from server.jobqueue import Store  # noqa: E402
 
 # $1: the job's spec.json, $2: the attempt's folder. The output holds markup, to be escaped.
+FAKEJOB = f"{sys.executable} {HERE / 'fakejob.py'}"
 FAKE = ("/bin/sh -c 'echo $$ > \"$2/pid\"; sleep {sleep}; id=$(basename $(dirname \"$1\")); "
         "echo $id >> {runs}; printf \"{{\\\"exit\\\": 0, \\\"summary\\\": \\\"ran job %s\\\", "
         "\\\"output\\\": \\\"<script>alert(%s)</script>\\\"}}\" $id $id > \"$2/r.tmp\"; "
@@ -40,8 +41,9 @@ class Server:
         self.runs = self.state.parent / (self.state.name + "-runs.log")
         self.argv = [sys.executable, str(REPO / "server" / "serve.py"), "--state", str(state),
                      "--port", str(self.port), "--poll-s", "0.01"] + list(extra)
-        if fake:
-            self.argv += ["--cpu-workers", str(workers), "--job-command", FAKE.format(sleep=sleep, runs=self.runs)]
+        if fake:  # True: the shell's fake job; a string: that command (fakejob.py's)
+            command = fake if isinstance(fake, str) else FAKE.format(sleep=sleep, runs=self.runs)
+            self.argv += ["--cpu-workers", str(workers), "--job-command", command]
         self.store = Store(state)
         self.proc = None
 
@@ -53,6 +55,10 @@ class Server:
         self.banner = line
         return self
 
+    def log(self):
+        """What the server wrote (stdout and stderr): after stop()."""
+        return self.output
+
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
@@ -62,7 +68,7 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.output = self.proc.communicate(timeout=10)[0]
             except subprocess.TimeoutExpired:
                 self.kill()
                 return

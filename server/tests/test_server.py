@@ -354,6 +354,16 @@ class NoGpuTest(unittest.TestCase):
             s, _, page = b.get(f"/jobs/{job_id}")
             self.assertIn("cannot run here: no GPU", page)
             self.assertIn('<span id="job-exit">exit 77', page)
+            # a run that asks for the traced picture, with an edit: the same answer, no picture
+            s, h, page = b.post("/jobs", {"kind": "run", "program": "VA-GPU-NN", "args": "", "trace": "1", "csrf": b.csrf(),
+                                          "edit": (REPO / "ch02_vector_add" / "VA-GPU-NN.cu").read_text()})
+            self.assertEqual(s, 303, page)
+            job_id = int(h["Location"].rsplit("/", 1)[1])
+            self.assertTrue(srv.wait_done([job_id], 20))
+            s, _, page = b.get(f"/jobs/{job_id}")
+            self.assertIn("VA-GPU-NN (edited) (traced)", page)
+            self.assertIn('<span id="job-exit">exit 77 (cannot run here', page)
+            self.assertNotIn('id="job-picture"', page)
         finally:
             del os.environ["CUDA_VISIBLE_DEVICES"]
             srv.stop()

@@ -5,7 +5,9 @@ gpu_proof.py OUT: a course of 6 students, lab ch02 open, the server started with
 workers (one per visible GPU), then through its HTTP API (the client's bearer tokens):
 the solution (must score full marks), the skeleton (0), three cheats of tests/labs/cheats
 (0 on each one's attacked task), and exercise ch02_vector_add.3 run with a student's edit
-(the exercise's own change, written as a student's file: every claim must hold). Then the
+(the exercise's own change, written as a student's file: every claim must hold) and with the
+course's file unchanged (a claim must not hold), and VA-GPU-NN traced with the solution's file
+as the edit (the picture, OUT/trace-VA-GPU-NN.png, served as image/png). Then the
 server's time per job against `lab.py grade` alone on the same solution, alternated, 2 rounds.
 Writes OUT/proof.json and OUT/state/ (the server's database and job folders). Exit 0 when every
 check held, 1 when one did not, 77 when no GPU is here (after the CPU part ran).
@@ -75,7 +77,7 @@ def main(out):
     work = Path(tempfile.mkdtemp(prefix="gpu-proof-"))
     state = work / "state"
     store = Store(state)
-    tokens = {n: store.add_student(n, n) for n in ["solution", "skeleton", "timing", "exercise"] + list(CHEATS)}
+    tokens = {n: store.add_student(n, n) for n in ["solution", "skeleton", "timing", "exercise", "trace"] + list(CHEATS)}
     store.set_lab("ch02", True)
     lab = find_lab("ch02")[0]
     import cheats
@@ -136,6 +138,34 @@ def main(out):
         proof["jobs"]["exercise"] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"], "claims": claims}
         check("exercise ch02_vector_add.3 with an edit: every claim held", j["exit"] == 0 and claims,
               j["summary"] + "; " + "; ".join(c["says"] for c in claims))
+        # The same exercise with an edit that keeps the course's index: its claims are measured on
+        # the student's build, so they must not all hold (the change was not made).
+        j = run_job(port, tokens["exercise"], {"kind": "exercise", "exercise": e["name"],
+                                               "edit": (REPO / e["source"]).read_text()})
+        claims = (j.get("detail") or {}).get("claims") or []
+        proof["jobs"]["exercise-unchanged"] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"], "claims": claims}
+        check("exercise ch02_vector_add.3 with the index unchanged: a claim did not hold", j["exit"] == 1 and claims
+              and not all(c["holds"] for c in claims), j["summary"] + "; " + "; ".join(
+                  f"{'held' if c['holds'] else 'NOT'}: {c['says']} ({c.get('value')})" for c in claims))
+        # A traced run with the student's own file (the solution's regions): the picture of its kernel's accesses.
+        args = ["--n", "40", "--blocks", "2", "--threads", "8", "--repeats", "1"]
+        j = run_job(port, tokens["trace"], {"kind": "run", "program": "VA-GPU-NN", "args": args, "trace": "1",
+                                            "edit": (folders["solution"] / "ch02_vector_add" / "VA-GPU-NN.cu").read_text()})
+        detail = j.get("detail") or {}
+        png = b""
+        if detail.get("picture"):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/jobs/{j['id']}/trace.png",
+                                         headers={"Authorization": f"Bearer {tokens['trace']}"})
+            with urllib.request.urlopen(req, timeout=60) as r:
+                png = r.read() if r.headers.get("Content-Type") == "image/png" else b""
+            (out / "trace-VA-GPU-NN.png").write_bytes(png)
+        proof["jobs"]["trace"] = {"id": j["id"], "exit": j["exit"], "summary": j["summary"],
+                                  "trace": detail.get("trace"), "png_bytes": len(png)}
+        check("a traced run with an edit: the trace recorded in the fence and read back",
+              j["exit"] == 0 and "c: 40 of 40 elements written, 0 more than once" in (detail.get("trace") or ""),
+              f"{j['summary']}; {detail.get('trace')}")
+        check("a traced run with an edit: the picture served as a PNG (matplotlib draws it)",
+              png.startswith(b"\x89PNG"), f"{len(png)} bytes (OUT/trace-VA-GPU-NN.png)")
         # Overhead: the same solution graded by lab.py grade alone and through the server, alternated.
         alone, served = [], []
         subprocess.run([sys.executable, str(REPO / "scripts" / "lab.py"), "grade", str(folders["solution"]),
