@@ -572,6 +572,9 @@ class Handler(BaseHTTPRequestHandler):
                 raise ValueError(413, f"the edit is larger than {cfg['max_edit']} bytes")
             if "\0" in edit:
                 raise ValueError(400, "the edit is not text")
+            # A browser sends a textarea's lines ending in CR LF (the HTML form rules); the
+            # course's files end theirs in LF, and the lint refuses a CR in a region.
+            edit = edit.replace("\r\n", "\n")
         upload = None
         if kind == "run":
             program = fields.get("program")

@@ -137,7 +137,8 @@ class BrowserOnTheServer(unittest.TestCase):
         self.assertEqual(b.js("document.querySelector('#run-form [name=edit]').value"), edit)
         b.click('#run-form [type="submit"]')
         path = b.js("location.pathname")
-        self.assertRegex(path, r"^/jobs/\d+$", "Run did not lead to the job's page")
+        self.assertRegex(path, r"^/jobs/\d+$", "Run did not lead to the job's page: "
+                         + str(b.js("document.body.innerText"))[:600])
         job_id = int(path.rsplit("/", 1)[1])
 
         deadline, state = time.monotonic() + 60, None

@@ -74,9 +74,9 @@ class EditTest(unittest.TestCase):
             ("ch05_raytrace.2", "__global__ void render(", "#include <cstdlib>\n__global__ void render(", "preprocessor"),
             ("ch04_tensor_cores.wgmma-2-stages5", "const int STAGES = 5;", "const int STAGES = clock();",
              "forbidden word: 'clock'"),
-            ("ch03_dot_product.3", "#include", "#include <cstdlib>\n#include", "lets you change only lines 110-111"),
+            ("ch03_dot_product.3", "#include", "#include <cstdlib>\n#include", "lets you change only lines "),
             ("ch02_vector_add.3", "// LAB ch02.grid-stride {", "// LAB ch02.grid-strider {", "lets you change only"),
-            ("ch02_vector_add.3", "    add<<<blocks, threads>>>", "    add<<<1, 1>>>", "lets you change only lines 22-30"),
+            ("ch02_vector_add.3", "    add<<<blocks, threads>>>", "    add<<<1, 1>>>", "lets you change only lines "),
         ]
         for name, old, new, want in cases:
             e, text = answer(name, old, new)
