@@ -340,6 +340,7 @@ public:
             else
                 r.add("launch", launch_);
             if (!lesson_line.empty()) r.raw("lesson", lesson_json(lesson_missed));
+            if (clock_marks_on()) r.add("clock_first_pair", m.t.first_pair);
             print_json(json_, r.merge(m.extra));
         }
         std::string why = impossible_.empty() ? detail : detail + "; but " + impossible_;
