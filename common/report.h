@@ -212,7 +212,10 @@ public:
     }
     // A device described by hand, not looked for: how the tests check the
     // ceilings (DeviceInfo::peak) and the lesson lines without a GPU.
-    void start_on_device(const DeviceInfo& described) { dev_ = described; }
+    void start_on_device(const DeviceInfo& described) {
+        dev_ = described;
+        described_ = true;  // no GPU to probe: a link peak it lacks stays unknown
+    }
     // The same for a program that runs on the CPU only (MM-CPU): no GPU is
     // looked for; its records name the CPU and have no compute capability.
     void start_on_cpu(const char* cpu, size_t host_bytes) {
@@ -449,7 +452,7 @@ private:
             // probe, the fastest pinned copy of 64 MiB either way, measured once here.
             // Nothing crosses the link faster than a pinned copy does (its DMA is the
             // link's best case), so a rate above it by more than the margin is wrong.
-            double probed = probe_link_gbs();
+            double probed = described_ ? NAN : probe_link_gbs();
             if (std::isfinite(probed)) {
                 peak = probed * (what == "pcie-duplex" ? 2 : 1) * units;
                 what += " (probed: fastest pinned copy)";
@@ -533,7 +536,7 @@ private:
     Args& args_;
     DeviceInfo dev_;
     int repeats_ = 1;
-    bool json_ = false;
+    bool json_ = false, described_ = false;
     JsonRecord size_, launch_, extra_;
     std::string setup_, launch_text_;
     bool setup_printed_ = false;
