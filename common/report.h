@@ -373,7 +373,8 @@ public:
             else
                 r.add("launch", launch_);
             if (!lesson_line.empty()) r.raw("lesson", lesson_json(lesson_missed));
-            if (clock_marks_on()) r.add("clock_first_pair", m.t.first_pair);
+            if (clock_marks_on())
+                r.add("clock_first_pair", m.t.first_pair).add("clock_device", m.t.clock_device);
             print_json(json_, r.merge(m.extra));
         }
         std::string why = impossible_.empty() ? detail : detail + "; but " + impossible_;

@@ -103,8 +103,11 @@ def pairs_of(acts):
     return pairs
 
 
-def clock_record(record, pairs, work):
-    """The clocked times of a record's repeats: (verdict, detail, figures)."""
+def clock_record(record, acts, work):
+    """The clocked times of a record's repeats: (verdict, detail, figures). Its pairs are those
+    of the GPU its timer ran on (clock_device: each GPU numbers its own)."""
+    device = record.get("clock_device")
+    pairs = pairs_of([a for a in acts if device is None or device < 0 or a["device"] == device])
     t = record.get("time_ms") or {}
     median_ms, repeats = t.get("median"), t.get("repeats") or 0
     first = record.get("clock_first_pair")
@@ -223,7 +226,6 @@ def run_entry(entry, bin_dir, lib, log_dir=None, program=None, repeats=None):
         code = EXIT_FAILED
         rows.append({"run": entry["name"], "verdict": "FAIL",
                      "detail": "no trace: the injection library did not run (CUPTI?)"})
-    pairs = pairs_of(acts)
     work = [a for a in acts if not (is_mark(a, START_MARK) or is_mark(a, STOP_MARK))]
     host = set(entry.get("host_timed", []))
     copies = entry.get("copied", {})
@@ -242,7 +244,7 @@ def run_entry(entry, bin_dir, lib, log_dir=None, program=None, repeats=None):
                        if ok else f"median x repeats {total_ms:.1f} ms > the whole run "
                        f"{wall * 1000:.0f} ms")
         else:
-            verdict, detail, fig = clock_record(r, pairs, work)
+            verdict, detail, fig = clock_record(r, acts, work)
             row.update(fig, verdict=verdict, detail=detail)
             if verdict == "PASS" and variant in copies:
                 claim = claimed_bytes(r) * copies[variant]

@@ -43,7 +43,7 @@ event_ms = (kernel_ns + (51000 if mode == "copy" else 1000)) / 1e6
 rate = (1 << 20) / (event_ms * 1e6) if mode in ("copy", "copy_outside") else 1.0
 rec = {"schema": 1, "program": "fake", "variant": "v", "time_ms": {"median": event_ms,
        "min": event_ms, "max": event_ms, "repeats": repeats}, "gbps": rate, "gflops": None,
-       "clock_first_pair": -1 if mode == "host" else 0}
+       "clock_first_pair": -1 if mode == "host" else 0, "clock_device": -1 if mode == "host" else 0}
 print(json.dumps(rec))
 print("Verdict: PASS (fake)")
 '''
