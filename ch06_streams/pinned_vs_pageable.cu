@@ -101,21 +101,13 @@ long long count_wrong_bytes(const unsigned char* sent, const unsigned char* rece
 TimingStats time_copies(void* to, const void* from, size_t bytes, cudaMemcpyKind kind,
                         int repeats) {
     for (int i = 0; i < 2; i++) HANDLE_ERROR(cudaMemcpy(to, from, bytes, kind));
-    cudaEvent_t start, stop;
-    HANDLE_ERROR(cudaEventCreate(&start));
-    HANDLE_ERROR(cudaEventCreate(&stop));
+    GpuTimer timer;  // two events in the default stream (common/timer.h)
     std::vector<double> samples;
     for (int i = 0; i < repeats; i++) {
-        HANDLE_ERROR(cudaEventRecord(start, 0));
+        timer.start();
         HANDLE_ERROR(cudaMemcpy(to, from, bytes, kind));
-        HANDLE_ERROR(cudaEventRecord(stop, 0));
-        HANDLE_ERROR(cudaEventSynchronize(stop));  // the GPU has reached `stop`
-        float ms = 0;
-        HANDLE_ERROR(cudaEventElapsedTime(&ms, start, stop));
-        samples.push_back(ms);
+        samples.push_back(timer.stop());  // waits for the GPU to reach the stop event
     }
-    HANDLE_ERROR(cudaEventDestroy(start));
-    HANDLE_ERROR(cudaEventDestroy(stop));
     return summarize(samples);  // median, min and max (common/timer.h)
 }
 

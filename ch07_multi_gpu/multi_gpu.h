@@ -211,6 +211,7 @@ TimingStats time_on_gpus(const std::vector<cudaStream_t>& streams, Work work, in
     std::vector<double> samples;
     for (int r = 0; r < warmups + repeats; ++r) {
         HANDLE_ERROR(cudaSetDevice(devices[0]));
+        if (clock_marks_on() && r >= warmups) clock_mark(0x5A, streams[0]);  // timer.h
         HANDLE_ERROR(cudaEventRecord(start, streams[0]));
         for (int g = 1; g < k; ++g) HANDLE_ERROR(cudaStreamWaitEvent(streams[g], start, 0));
         work();
@@ -221,6 +222,7 @@ TimingStats time_on_gpus(const std::vector<cudaStream_t>& streams, Work work, in
         HANDLE_ERROR(cudaSetDevice(devices[0]));
         for (int g = 1; g < k; ++g) HANDLE_ERROR(cudaStreamWaitEvent(streams[0], ends[g], 0));
         HANDLE_ERROR(cudaEventRecord(stop, streams[0]));
+        if (clock_marks_on() && r >= warmups) clock_mark(0xA5, streams[0]);
         HANDLE_ERROR(cudaEventSynchronize(stop));
         float ms = 0;
         HANDLE_ERROR(cudaEventElapsedTime(&ms, start, stop));

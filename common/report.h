@@ -31,6 +31,7 @@
 //    missed lesson is printed as "not enforced" and does not fail the run.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -211,7 +212,10 @@ public:
     }
     // A device described by hand, not looked for: how the tests check the
     // ceilings (DeviceInfo::peak) and the lesson lines without a GPU.
-    void start_on_device(const DeviceInfo& described) { dev_ = described; }
+    void start_on_device(const DeviceInfo& described) {
+        dev_ = described;
+        described_ = true;  // no GPU to probe: a link peak it lacks stays unknown
+    }
     // The same for a program that runs on the CPU only (MM-CPU): no GPU is
     // looked for; its records name the CPU and have no compute capability.
     void start_on_cpu(const char* cpu, size_t host_bytes) {
@@ -229,6 +233,7 @@ public:
     }
     Report& size(const char* key, const std::string& value) {
         size_.add(key, value);
+        if (std::string(key) == "precision") precision_ = value;  // a flops rate's ceiling
         setup_ += (setup_.empty() ? "" : ", ") + std::string(key) + " = " + value;
         return *this;
     }
@@ -271,8 +276,26 @@ public:
         records_.push_back(
             {variant, t, gbps, gflops, pct_of_limit, limit ? limit : "", extra_, {}});
         extra_ = JsonRecord();
+        // A flops rate that names neither a resource nor a limit is bounded by the peak of
+        // the precision the run declared (size "precision": "tf32", "bf16", "fp32").
+        if (!resource && !limit && std::isfinite(gflops) && !precision_.empty())
+            resource = precision_.c_str();
         check_ceiling(label, std::isfinite(gbps) ? gbps : gflops, resource ? resource : limit,
                       units, std::isfinite(gbps) ? gbps * t.median_ms * 1e6 : NAN);
+    }
+
+    // A time below the least the work could take (a stream schedule's ideal overlap,
+    // from its stages' own times) is as impossible as a rate above a peak: says so,
+    // and the verdict fails. The same margin as a ceiling's (CEILING_MARGIN).
+    void time_floor(const char* label, double ms, double floor_ms) {
+        if (!std::isfinite(floor_ms) || !(ms < floor_ms * (1 - CEILING_MARGIN))) return;
+        char text[300];
+        std::snprintf(text, sizeof text,
+                      "%s: %.4g ms is below its ideal %.4g ms by %.0f%% (more than %.0f%%): the "
+                      "timing leaves work out",
+                      label, ms, floor_ms, 100 * (1 - ms / floor_ms), 100 * CEILING_MARGIN);
+        std::printf("impossible measurement: %s\n", text);
+        if (impossible_.empty()) impossible_ = std::string("impossible measurement: ") + text;
     }
 
     // The lesson: an effect the program teaches, as a ratio measured in this
@@ -304,6 +327,16 @@ public:
     template <typename Value>
     void extra(const char* key, Value value) {
         (records_.empty() ? extra_ : records_.back().extra).add(key, value);
+    }
+    // A "ceiling" field names the resource that bounds the last record ("pcie": its
+    // copies cross the host link): its rate is checked against that peak as well.
+    void extra(const char* key, const char* value) {
+        (records_.empty() ? extra_ : records_.back().extra).add(key, value);
+        if (std::string(key) != "ceiling" || records_.empty()) return;
+        const Measured& m = records_.back();
+        bool bytes = std::isfinite(m.gbps);
+        check_ceiling(m.variant.c_str(), bytes ? m.gbps : m.gflops, value, 1,
+                      bytes ? m.gbps * m.t.median_ms * 1e6 : NAN);
     }
     // The same with a value already written as JSON (an array, say).
     void extra_json(const char* key, const std::string& json_value) {
@@ -340,6 +373,8 @@ public:
             else
                 r.add("launch", launch_);
             if (!lesson_line.empty()) r.raw("lesson", lesson_json(lesson_missed));
+            if (clock_marks_on())
+                r.add("clock_first_pair", m.t.first_pair).add("clock_device", m.t.clock_device);
             print_json(json_, r.merge(m.extra));
         }
         std::string why = impossible_.empty() ? detail : detail + "; but " + impossible_;
@@ -414,11 +449,18 @@ private:
         std::string what = resource;
         double peak = dev_.peak(what) * units;
         if ((what == "pcie" || what == "pcie-duplex") && !std::isfinite(peak)) {
-            // No link peak known (DeviceInfo::pcie_source says why): every byte that
-            // crosses the link is read or written in the GPU's DRAM, whose peak then
-            // bounds it, loosely (an H200's is 78 times its PCIe 5 link's).
-            peak = dev_.peak_bandwidth_gbs() * units;
-            what = "dram (no link peak known)";
+            // No link peak known (DeviceInfo::pcie_source says why): the suite's own
+            // probe, the fastest pinned copy of 64 MiB either way, measured once here.
+            // Nothing crosses the link faster than a pinned copy does (its DMA is the
+            // link's best case), so a rate above it by more than the margin is wrong.
+            double probed = described_ ? NAN : probe_link_gbs();
+            if (std::isfinite(probed)) {
+                peak = probed * (what == "pcie-duplex" ? 2 : 1) * units;
+                what += " (probed: fastest pinned copy)";
+            } else {
+                peak = dev_.peak_bandwidth_gbs() * units;
+                what = "dram (no link peak known)";
+            }
         }
         if (what == "dram" && std::isfinite(bytes) && bytes < 4.0 * dev_.l2_bytes * units) {
             peak *= L2_RESIDENT_FACTOR;
@@ -433,6 +475,36 @@ private:
                       100 * (rate / peak - 1), 100 * CEILING_MARGIN);
         std::printf("impossible measurement: %s\n", text);
         if (impossible_.empty()) impossible_ = std::string("impossible measurement: ") + text;
+    }
+
+    // The host link's best rate per direction, measured: pinned copies of 64 MiB,
+    // 3 each way after one warm-up, the fastest (GB/s). NAN when it cannot run.
+    static double probe_link_gbs() {
+        static double probed = -1;
+        if (probed >= 0 || probed != probed) return probed;
+        const size_t bytes = 64 << 20;
+        void *host = nullptr, *device = nullptr;
+        probed = NAN;
+        if (cudaMallocHost(&host, bytes) != cudaSuccess ||
+            cudaMalloc(&device, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            if (host) cudaFreeHost(host);
+            return probed;
+        }
+        double best_ms = INFINITY;
+        GpuTimer timer;
+        for (int way = 0; way < 2; way++)
+            for (int i = 0; i < 4; i++) {
+                timer.start();
+                HANDLE_ERROR(way ? cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost)
+                                 : cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice));
+                double ms = timer.stop();
+                if (i > 0) best_ms = std::min(best_ms, ms);
+            }
+        HANDLE_ERROR(cudaFree(device));
+        HANDLE_ERROR(cudaFreeHost(host));
+        probed = bytes / (best_ms * 1e6);
+        return probed;
     }
 
     template <typename Work>
@@ -465,11 +537,11 @@ private:
     Args& args_;
     DeviceInfo dev_;
     int repeats_ = 1;
-    bool json_ = false;
+    bool json_ = false, described_ = false;
     JsonRecord size_, launch_, extra_;
     std::string setup_, launch_text_;
     bool setup_printed_ = false;
     std::vector<Measured> records_;
     std::vector<LessonCheck> lessons_;
-    std::string lesson_note_, impossible_;
+    std::string lesson_note_, impossible_, precision_;
 };

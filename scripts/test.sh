@@ -168,9 +168,9 @@ fi
 lesson_junit=$(realpath -m "$build_dir/junit-lesson$suffix.xml")
 rm -f "$lesson_junit"
 echo "The lesson tests, one at a time (each a timing that needs the GPU to itself):"
-# --planted-bugs: the counters checks ran beside the build (the planted bugs they catch run here).
+# --planted-bugs: the counters and clock checks ran beside the build (the planted bugs they catch run here).
 counted=()
-[ $planted = 1 ] && counted=(-E '\.counters(\.[^.]+)?$')
+[ $planted = 1 ] && counted=(-E '\.counters(\.[^.]+)?$|\.clock\.[^.]+$')
 ctest --preset "$tests" -j 1 -L lesson "${counted[@]}" --no-tests=ignore --output-junit "$lesson_junit" "$@" 2>&1 |
   tee -a "$log" | drop_did_not_run
 [ "${PIPESTATUS[0]}" = 0 ] || status=1

@@ -515,6 +515,50 @@ TEST(Report, ARateAboveItsPeakIsAnImpossibleMeasurement) {
     EXPECT_EQ(one_rate(1e9, NAN, 1.0, "ideal-overlap").first, EXIT_CODE_OK);
 }
 
+// Issue 43's missing ceilings: a record that names no resource, a copy bounded by DRAM, a
+// stream schedule faster than its ideal.
+TEST(Report, EveryRecordHasACeiling) {
+    auto run = [](auto body) {
+        Args args = make_args({});
+        Report report(args, 2);
+        report.start_on_device(h200());
+        ::testing::internal::CaptureStdout();
+        body(report);
+        int code = report.verdict(true, "right");
+        return std::make_pair(code, ::testing::internal::GetCapturedStdout());
+    };
+    // MM-GPU-WGMMA's steps name no resource: the run's precision bounds them (BF16: 1071 TF/s).
+    auto wgmma = [&](double gflops) {
+        return run([&](Report& r) {
+            r.size("precision", "bf16");
+            r.record("step4-bf16", "step 4", summarize({1.0}), NAN, gflops, NAN, nullptr);
+        });
+    };
+    EXPECT_EQ(wgmma(680000).first, EXIT_CODE_OK);  // the H200's step 4, measured
+    auto doubled = wgmma(1.39e6);                  // its flops counted twice
+    EXPECT_EQ(doubled.first, EXIT_CODE_FAILED);
+    EXPECT_NE(doubled.second.find("above the bf16 peak"), std::string::npos) << doubled.second;
+    // zero_copy's copy-then-compute: a DRAM-measured record whose "ceiling" is the link.
+    auto copied = [&](double gbps) {
+        return run([&](Report& r) {
+            r.record("copy-then-compute", "copy, then compute", summarize({10.0}), gbps, NAN, NAN,
+                     "dram");
+            r.extra("ceiling", "pcie");
+        });
+    };
+    EXPECT_EQ(copied(54.7).first, EXIT_CODE_OK);
+    auto outside = copied(4213);  // its copies left outside the events: a kernel's rate
+    EXPECT_EQ(outside.first, EXIT_CODE_FAILED);
+    EXPECT_NE(outside.second.find("above the pcie peak"), std::string::npos) << outside.second;
+    // A stream schedule: no faster than its ideal, 5% allowed.
+    EXPECT_EQ(run([](Report& r) { r.time_floor("depth-first", 6.19, 6.0); }).first, EXIT_CODE_OK);
+    auto fast = run([](Report& r) { r.time_floor("depth-first", 3.0, 6.0); });
+    EXPECT_EQ(fast.first, EXIT_CODE_FAILED);
+    EXPECT_NE(fast.second.find("impossible measurement: depth-first: 3 ms is below its ideal 6 ms"),
+              std::string::npos)
+        << fast.second;
+}
+
 TEST(Report, TheLessonLineAndItsExitCode) {
     // Lessons enforced, as in a run of its own (ctest may set CUDA_EXAMPLES_LESSONS=report).
     unsetenv("CUDA_EXAMPLES_LESSONS");

@@ -32,11 +32,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck", "counters")
+CHECKS = ("verdict", "lesson", "gtest", "window", "racecheck", "synccheck", "memcheck", "counters",
+          "clock")
 SANITIZERS = ("racecheck", "synccheck", "memcheck")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 JOBS = 4  # check runs side by side within one control or one planted bug
 COUNTERS = REPO / "tests" / "counters" / "counters.py"  # the counters checks (its README)
+CLOCK = REPO / "tests" / "clock" / "clock.py"  # the independent clock (its README)
 
 
 class MutantError(Exception):
@@ -108,7 +110,7 @@ def parse(path):
     """Reads a .mutant file into a dict; raises MutantError with the line at fault."""
     fields, i, lines = read_fields(
         path, ("program", "source", "bug", "expect", "gtest", "gtest-filter", "sanitize",
-               "counters"),
+               "counters", "clock"),
         repeated=("run",), flags=("no-default-run", "alone"))
     m = {"path": Path(path), "runs": fields.pop("run"), "patches": [],
          "no_default_run": fields.pop("no-default-run"), "alone": fields.pop("alone")}
@@ -213,6 +215,8 @@ def cmd_plan(paths):
         patched_text(m)
         if "counters" in m["expect"]:
             counters_checks(m)  # each name it runs is a check of its program
+        if "clock" in m["expect"]:
+            clock_runs(m)  # each name it runs is a run of its program in tests/clock/runs.json
         print("|".join([m["name"], m["chapter"], m["program"], m["source"], m["gtest"],
                         ",".join(m["expect"] + (["alone"] if m["alone"] else []))]))
     return EXIT_OK
@@ -264,6 +268,9 @@ def configs(m):
         elif check == "counters":
             for name in counters_checks(m):
                 out.append({"check": "counters", "binary": "program", "args": name})
+        elif check == "clock":
+            for name in clock_runs(m):
+                out.append({"check": "clock", "binary": "program", "args": name})
         else:
             out.append({"check": check, "binary": "program", "args": m.get("sanitize", "")})
     return out
@@ -285,11 +292,26 @@ def counters_checks(m):
     return wanted
 
 
+def clock_runs(m):
+    """The clock's runs (tests/clock/runs.json) a planted bug runs: its `clock:` names."""
+    runs = json.loads((CLOCK.parent / "runs.json").read_text())["runs"]
+    names = [r["name"] for r in runs if r["program"] == m["program"]]
+    wanted = m.get("clock", "").split()
+    if not wanted:
+        raise MutantError(f"{m['path']}: expect: clock, but no 'clock:' line names its runs "
+                          f"(of {m['program']}: {', '.join(names) or 'none'})")
+    for name in wanted:
+        if name not in names:
+            raise MutantError(f"{m['path']}: no clock run {name!r} of {m['program']} in "
+                              f"tests/clock/runs.json (its runs: {', '.join(names) or 'none'})")
+    return wanted
+
+
 def execute_all(args, configs, binaries, control=False):
     """Runs checks, results in order: side by side, except the timings (lesson checks, and the
     verdicts of a planted bug marked alone), which run afterwards one at a time with the GPU to
     themselves. A counters check reads device-wide counters (DRAM bytes): it runs alone too."""
-    timing = lambda c: c["check"] in ("lesson", "counters") or c.get("alone", False)  # noqa: E731
+    timing = lambda c: c["check"] in ("lesson", "counters", "clock") or c.get("alone", False)  # noqa: E731
     results = [None] * len(configs)
     shared = [i for i, c in enumerate(configs) if not timing(c)]
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
@@ -334,6 +356,8 @@ def execute(args, config, binaries, control=False):
                  str(Path(binary).parent / "window")]
     elif check == "counters":
         words = [sys.executable, str(COUNTERS), "run", config["args"], "--program", binary]
+    elif check == "clock":
+        words = [sys.executable, str(CLOCK), "run", config["args"], "--program", binary]
     elif check in SANITIZERS:
         if not args.sanitizer:
             return {"status": "missing", "said": "compute-sanitizer was not found"}
@@ -361,6 +385,15 @@ def execute(args, config, binaries, control=False):
         said = "; ".join(verdicts[-1:] + figures[-1:]) or f"exit {rc}"
         miscounted = re.search(r"^COUNTED OTHERWISE", out, re.M) is not None
         status = ("clean" if rc == 0 else "caught" if rc == EXIT_FAILED and miscounted else
+                  "no-device" if rc == EXIT_NO_DEVICE else "other")
+        return dict(result, status=status, said=said[:400])
+    if check == "clock":
+        # 0: every record's clock agrees; 1 with "CLOCKED OTHERWISE": a record's does not (the
+        # catch); another failure (the program failed, no trace) is neither; 77: no GPU.
+        said = re.findall(r"^(?:CLOCKED OTHERWISE|clock): .*$", out, re.M)
+        said = said[-1] if said else f"exit {rc}"
+        otherwise = re.search(r"^CLOCKED OTHERWISE", out, re.M) is not None
+        status = ("clean" if rc == 0 else "caught" if rc == EXIT_FAILED and otherwise else
                   "no-device" if rc == EXIT_NO_DEVICE else "other")
         return dict(result, status=status, said=said[:400])
     if check == "window":
