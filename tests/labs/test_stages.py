@@ -309,14 +309,19 @@ class Verify(unittest.TestCase):
         import array
         d = Path(tempfile.mkdtemp())
         nan = float("nan")
-        ref = {"p": ("f32", array.array("f", [1.0, 2.0, nan])), "c": ("i64", array.array("q", [5, -1]))}
+        ref = {"p": ("f32", array.array("f", [1.0, 2.0, nan])), "c": ("i64", array.array("q", [5, -1])),
+               "p.inputs-written": ("i64", array.array("q", [0]))}
         driver_file(d / "ref", ref)
         driver_file(d / "same", ref)
         self.assertTrue(verify.compare_files(d / "ref", d / "same", {})[0])
-        cases = {"past the end": {"p": ("f32", array.array("f", [1.0, 2.0, 7.0])), "c": ref["c"]},
-                 "never written": {"p": ("f32", array.array("f", [nan, 2.0, nan])), "c": ref["c"]},
-                 "relative error": {"p": ("f32", array.array("f", [1.0, 2.1, nan])), "c": ref["c"]},
-                 "values wrong": {"p": ref["p"], "c": ("i64", array.array("q", [5, 0]))},
+        keep = {"p.inputs-written": ref["p.inputs-written"]}
+        cases = {"past the end": {"p": ("f32", array.array("f", [1.0, 2.0, 7.0])), "c": ref["c"], **keep},
+                 "never written": {"p": ("f32", array.array("f", [nan, 2.0, nan])), "c": ref["c"], **keep},
+                 "relative error": {"p": ("f32", array.array("f", [1.0, 2.1, nan])), "c": ref["c"], **keep},
+                 "values wrong": {"p": ref["p"], "c": ("i64", array.array("q", [5, 0])),
+                                  "p.inputs-written": ref["p.inputs-written"]},
+                 "wrote into an input": {"p": ref["p"], "c": ref["c"],
+                                         "p.inputs-written": ("i64", array.array("q", [1]))},
                  "no output": {"p": ref["p"]}}
         for word, recs in cases.items():
             driver_file(d / "got", recs)
@@ -350,7 +355,7 @@ class Score(unittest.TestCase):
             times = {"ref": list(reference), "mine": list(student)}
             g = score.Grader(None, None, d, 30, None, seed=1)
 
-            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=()):
+            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
                 if calls is not None:
                     calls.append((binary, seed, list(params)))
                 self.assertEqual(reference, binary == "ref")
@@ -360,7 +365,8 @@ class Score(unittest.TestCase):
                     f.write(b"rec p f32 2\n" + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
                 return 0, "", out
             g.run_driver = run_driver
-            fast, said = g.perf(task, "ref", "mine", d / "perf.lock")
+            g.gpu = score.GpuLock(d / "gpu.lock")
+            fast, said = g.perf(task, "ref", "mine")
             return fast, said, 7 - len(times["mine"])
 
         # Honest and fast: three rounds, as always; the same shape and seed for both in a round,
@@ -389,6 +395,54 @@ class Score(unittest.TestCase):
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
 
+    def test_gpu_lock_shared_by_runs_alone_for_a_gate(self):
+        # Checked runs share the GPU; a gate (or a run again after "could not get the GPU")
+        # waits for them and holds it alone; the gate's own runs do not wait for the gate.
+        import threading
+        import time
+        lock = score.GpuLock(Path(tempfile.mkdtemp()) / "gpu.lock")
+        events, mutex = [], threading.Lock()
+
+        def shared(k):
+            with lock.hold():
+                with mutex:
+                    events.append(("in", k))
+                time.sleep(0.2)
+                with mutex:
+                    events.append(("out", k))
+        runs = [threading.Thread(target=shared, args=(k,)) for k in range(3)]
+        for t in runs:
+            t.start()
+        time.sleep(0.05)
+        with lock.hold(alone=True):
+            with mutex:
+                inside = list(events)
+            with lock.hold():  # re-entrant: a gate's own run
+                self.assertTrue(lock.alone())
+        for t in runs:
+            t.join()
+        self.assertEqual(sum(1 for e in inside if e[0] == "in"), 3)  # all three ran together ...
+        self.assertEqual(sum(1 for e in inside if e[0] == "out"), 3)  # ... and were done first
+
+    def test_a_run_that_could_not_get_the_gpu_runs_again_alone(self):
+        g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=1)
+        g.gpu = score.GpuLock(Path(g.scratch) / "gpu.lock")
+        got = []
+
+        def once(binary, mode, seed, timeout, tool, reference, params, show):
+            got.append(g.gpu.alone())
+            if len(got) == 1:
+                return (score.NO_GPU_NOW, "driver: could not get the GPU", None)
+            return (0, "", "out")
+        g._run_driver = once
+        self.assertEqual(g.run_driver("p", "check", 1, 30)[0], 0)
+        self.assertEqual((got, g.retried), ([False, True], 1))
+        # A program that fails on its own (a wrong answer, a fault) is not run again.
+        got.clear()
+        g._run_driver = lambda *a: (got.append(1), (1, "cudaErrorIllegalAddress", None))[1]
+        self.assertEqual(g.run_driver("p", "check", 1, 30)[0], 1)
+        self.assertEqual(len(got), 1)
+
     def test_a_program_is_graded_once_for_every_submission_that_has_it(self):
         # Eight threads grade 40 tasks of four distinct programs: each program once, its rows to
         # all; a task that errs before a build has no program and is never shared.
@@ -398,7 +452,7 @@ class Score(unittest.TestCase):
         g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=1)
         graded, mutex = [], threading.Lock()
 
-        def task_once(task, plan, lock_path):
+        def task_once(task, plan):
             with mutex:
                 graded.append((task["id"], plan.get("binary")))
             time.sleep(0.05)
@@ -409,7 +463,7 @@ class Score(unittest.TestCase):
         plans = [({"id": f"t.{i % 2}"}, {"binary": f"b{i % 4}", "reference": "r"}) for i in range(40)]
         plans += [({"id": "t.0"}, {"error": "lint"})] * 3
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            rows = list(pool.map(lambda tp: g.task(tp[0], tp[1], None), plans))
+            rows = list(pool.map(lambda tp: g.task(tp[0], tp[1]), plans))
         self.assertEqual(len([k for k in graded if k[1] is not None]), 4)  # t.0/b0, t.0/b2, t.1/b1, t.1/b3
         self.assertEqual(len([k for k in graded if k[1] is None]), 3)
         self.assertEqual(g.shared, 36)
@@ -418,7 +472,7 @@ class Score(unittest.TestCase):
         # A grading that fails fails for every submission that shares it (the caller scores 0).
         for _ in range(2):
             with self.assertRaises(RuntimeError):
-                g.task({"id": "t.9"}, {"binary": "boom"}, None)
+                g.task({"id": "t.9"}, {"binary": "boom"})
         self.assertEqual(graded.count(("t.9", "boom")), 1)
 
     def test_shapes_are_drawn_from_the_grade_seed_within_the_ranges(self):
