@@ -113,7 +113,7 @@ def prepare(lab, folder, repo, lint_regions=True):
 # run that hit the same wall inside the program's own allocations prints.
 NO_GPU_NOW = 75
 NO_GPU_SIGNS = ("cudaErrorMemoryAllocation", "cudaErrorDevicesUnavailable", "CUDA_ERROR_OUT_OF_MEMORY",
-                "out of memory", "Out of memory")
+                "out of memory", "Out of memory", "Internal Sanitizer Error")
 # What a kernel that touched a guard page (driver.h: GuardedMemory) leaves in the output.
 FAULT_SIGNS = ("cudaErrorIllegalAddress", "an illegal memory access")
 

@@ -21,8 +21,10 @@ attack in it; "lint": False marks one that stands for an attacker who got past t
     a slow kernel whose program rewrites the timing lines of its output file at exit: the timed
     runs of ch02.2 are the grader's launcher, which runs none of the program's host code.
   Neighbours:
-    a program that takes nearly all the GPU's memory at start and holds it while it runs: its
-    own runs fail (it scores 0), and the runs it starved beside it are run again alone.
+    a program that takes nearly all the GPU's memory at start and holds it while it runs (its
+    kernel does nothing: it scores 0): the runs it starved beside it (in lab.py selftest, every
+    submission graded at the same time; tests/labs/neighbours.py: two honest copies in
+    grade-class) could not get the GPU, and ran again alone, at full marks.
 """
 from cheats import NN, N1, GS, OPB, region, set_region
 
@@ -130,11 +132,13 @@ static int lab_forge_at_exit = std::atexit(lab_forge);
 
 HOGS_MEMORY = r"""
 #include <cuda_runtime.h>
-static int lab_hog = [] {  // nearly all the GPU's free memory, for as long as the program runs
+#include <unistd.h>
+static int lab_hog = [] {  // nearly all the GPU's free memory, held 10 s and then to the end
     size_t free_bytes = 0, total = 0;
     if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes > (512u << 20)) {
         void* p = nullptr;
         (void)cudaMalloc(&p, free_bytes - (256u << 20));
+        sleep(10);  // while the runs beside it start
     }
     return 0;
 }();
@@ -174,6 +178,7 @@ CHEATS = [
                            "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
     {"name": "takes-nearly-all-gpu-memory", "lab": "ch02", "zero": ["ch02.2"], "gpu": True, "lint": False,
      "at_most": {"ch02.2": 0},
-     "make": past_the_lint(NN, GS, GRID_STRIDE, HOGS_MEMORY,
+     "make": past_the_lint(NN, GS, ["(void)a; (void)b; (void)c; (void)n;  // no work: its own score is not the point"],
+                           HOGS_MEMORY,
                            "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
 ]
