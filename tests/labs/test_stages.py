@@ -4,6 +4,7 @@ compiler needed. Run: python3 tests/labs/test_stages.py (ctest: lab.unit, label 
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -249,6 +250,25 @@ class Fence(unittest.TestCase):
 
 
 class Build(unittest.TestCase):
+    @unittest.skipUnless(shutil.which("nvcc"), "no nvcc: the module cannot be built here")
+    def test_device_code_is_the_module_that_defines_the_kernel(self):
+        # The launcher's module: the fat binary of a built program that holds the kernel named
+        # in labs.json (a ch04.3 name here), taken from the program's .nv_fatbin section.
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "k.cu"
+            src.write_text("__global__ void matmul_sm(const float* M, const float* N, float* P, int W)"
+                           " { if (threadIdx.x == 0) P[0] = M[0] + N[0] + W; }\nint main() { return 0; }\n")
+            subprocess.run(["nvcc", "-arch=sm_90", "-o", str(Path(d) / "k"), str(src)], check=True,
+                           capture_output=True)
+            kernel = next(t for l in labs.load_labs()["labs"] for t in l["tasks"]
+                          if t["id"] == "ch04.3")["perf"]["launcher"]["kernel"]
+            module = build.device_code(Path(d) / "k", kernel)
+            self.assertEqual(module[:4], bytes.fromhex("50ed55ba"))  # a fat binary's magic
+            self.assertIn(kernel.encode(), module)
+            (Path(d) / "not-a-program").write_bytes(b"#!/bin/sh\n")
+            with self.assertRaises(labs.LabError):
+                build.device_code(Path(d) / "not-a-program", kernel)
+
     def test_driver_for_every_task_and_key_follows_the_text(self):
         b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
         for lab in labs.load_labs()["labs"]:
