@@ -119,7 +119,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                 f.add_done_callback(done)
             first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
             grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
-            lock = work / "perf.lock"
+            grader.gpu = score.GpuLock(work / "gpu.lock")  # every grader of this machine shares it
 
             def grade_one(i):
                 # A submission is graded as soon as its own programs are built, while the builds
@@ -139,7 +139,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                                  else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
                                 for c in score.checks_of(task)]
                     else:
-                        rows = grader.task(task, plan, lock)
+                        rows = grader.task(task, plan)
                     results.append((task, rows))
                 return results
             with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
@@ -150,6 +150,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         meta["builds"] = len(same)
         meta["left_over_processes_killed"] = grader.left_over
         meta["gradings_shared"] = grader.shared  # tasks whose program was graded for another submission
+        meta["runs_retried_alone"] = grader.retried  # runs that could not get the GPU, run again
         meta["speed_gates_s"], meta["speed_gate_wait_s"] = round(grader.perf_s, 1), round(grader.perf_wait_s, 1)
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:
