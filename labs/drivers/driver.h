@@ -81,9 +81,10 @@ inline uint64_t host_digest(const void* data, size_t bytes) {
 
 // Guarded device memory, with CUDA's virtual memory management: every buffer gets a range of
 // addresses of its own, one unmapped granule (2 MiB on an H200) on each side of the granules
-// that hold it. The buffer is placed at the END of its mapped granules (the first byte past it
-// is unmapped) or at their START (the byte before it is): a kernel that reads a[n] or a[-1]
-// stops with an illegal address, whatever else was allocated, in every run, at full speed.
+// that hold it. The buffer is placed at the END of its mapped granules (past it, at most 15
+// poisoned bytes that keep its start 16-byte aligned, then nothing mapped) or at their START
+// (the byte before it is unmapped): a kernel that reads past a[n] or at a[-1] stops with an
+// illegal address, whatever else was allocated, in every run, at full speed.
 // The driver API is reached through the runtime (cudaGetDriverEntryPointByVersion): no -lcuda.
 struct GuardedMemory {
     struct Range {
@@ -155,7 +156,13 @@ struct GuardedMemory {
         access.location = prop.location;
         access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
         check(set_access(first, r.mapped, &access, 1), "cuMemSetAccess");
-        uintptr_t at = (uintptr_t)(at_start ? first : first + r.mapped - bytes);
+        // At the end, the buffer still starts on a 16-byte boundary (the alignment of float4 and
+        // double2, which the course's kernels load; cudaMalloc gives 256): the up to 15 bytes
+        // between its end and the guard are poisoned (0xFF, a NaN in every float), so a read
+        // there spoils the answer and only a read past them faults.
+        size_t padded = (bytes + 15) / 16 * 16;
+        uintptr_t at = (uintptr_t)(at_start ? first : first + r.mapped - padded);
+        if (padded > bytes) HANDLE_ERROR(cudaMemset((void*)(at + bytes), 0xFF, padded - bytes));
         ranges[at] = r;
         return (void*)at;
     }
