@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import lint, report, score
+from . import lint, region_ast, report, score
 from .build import Builder
 from .fence import KINDS, Fence, gpu_probe
 from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
@@ -38,7 +38,8 @@ def cmd_lint(args):
                     problems.append(str(e))
                     continue
                 seen += 1
-                problems += lint.lint_region(body, first, spec, shown, name)
+                problems += lint.check_region(body, first, spec, shown, name,
+                                              REPO / lab["folder"] / task["file"])
     for p in dict.fromkeys(problems):
         print(p)
     if not problems:
@@ -337,3 +338,6 @@ def run(doc, argv=None):
     except LabError as e:
         print(f"lab.py: {e}")
         return EXIT_USAGE
+    except region_ast.MissingClang as e:
+        print(f"lab.py: cannot grade here: {e}")
+        return EXIT_CANNOT

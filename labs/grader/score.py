@@ -96,7 +96,8 @@ def prepare(lab, folder, repo, lint_regions=True):
             for name, spec in task["regions"].items():
                 body, first = region_body(text, name, shown_name)
                 if lint_regions:
-                    problems += lint.lint_region(body, first, spec, shown_name, name)
+                    problems += lint.check_region(body, first, spec, shown_name, name,
+                                                  repo / lab["folder"] / task["file"])
             if problems:
                 out[task["id"]] = (None, "the region lint refused your code (nothing was built):\n" +
                                    "\n".join(problems[:8]))
