@@ -18,7 +18,11 @@
 #     python3-venv                     examples, only when P is Debian's python3 without venv
 #   Python packages, with pip, into the project's virtual environment .venv/ (made with P,
 #     never into P itself): requirements.txt, that is matplotlib for the tour's plots and
-#     cogapp for the handouts' generated blocks (scripts/docs.py, the docs check).
+#     cogapp for the handouts' generated blocks (scripts/docs.py, the docs check); and, for
+#     test and examples, libclang alone (the lab grader's region lint reads host regions with
+#     clang's front end; the grader refuses to grade without it).
+# CUDA_EXAMPLES_WHEELS=DIR     pip installs from the wheels in DIR only (no index: a machine
+#   without a package registry, e.g. libclang-18.1.1-py2.py3-none-manylinux2010_x86_64.whl).
 # The CUDA Toolkit is never installed: nvcc must be on PATH or in /usr/local/cuda/bin.
 #
 # CUDA_EXAMPLES_NO_INSTALL=1   check and report only; install nothing.
@@ -228,6 +232,31 @@ elif [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
       fi
     fi
     [ "$plots_ready" = 1 ] || still_missing+=(matplotlib)
+  fi
+fi
+
+# ---- Python: libclang for the lab grader's region lint, in .venv/ -----------
+has_clang() { "$1" -c 'import clang.cindex as c; c.Index.create()' >/dev/null 2>&1; }
+clang_pin=$(grep '^libclang==' requirements.txt)
+if [ -x .venv/bin/python ] && has_clang .venv/bin/python; then
+  :
+elif [ "$no_install" != 0 ]; then
+  say "libclang is missing in .venv/: the lab grader will not grade (CUDA_EXAMPLES_NO_INSTALL=1);"
+  say "  by hand: python3 -m venv .venv && .venv/bin/pip install $clang_pin"
+  still_missing+=(libclang)
+else
+  [ -e .venv ] || { say "creating the project's virtual environment .venv/ for libclang ..."
+                    "${python:-python3}" -m venv .venv </dev/null || say "could not create .venv/"; }
+  from=(--timeout 20 --retries 1)
+  [ -n "${CUDA_EXAMPLES_WHEELS:-}" ] && from=(--no-index --find-links "$CUDA_EXAMPLES_WHEELS")
+  say "installing $clang_pin into .venv/ (the lab lint's clang front end, about 25 MB) ..."
+  [ -x .venv/bin/python ] && timeout 600 .venv/bin/python -m pip install --disable-pip-version-check \
+    --progress-bar off "${from[@]}" "$clang_pin" </dev/null 2>&1 | pip_progress
+  if [ -x .venv/bin/python ] && has_clang .venv/bin/python; then
+    say "libclang is in .venv/: the lab grader reads host regions with clang's front end"
+  else
+    say "pip could not install libclang: the lab grader will refuse to grade (exit 77)"
+    still_missing+=(libclang)
   fi
 fi
 

@@ -9,31 +9,18 @@ void multiply_once(Driver& d, const std::string& name, int W, int block_side, bo
     size_t count = (size_t)W * W, bytes = count * sizeof(float);
     std::vector<float> M(count), N(count), P(count + 1);
     for (size_t i = 0; i < count; i++) M[i] = d.rng.eighth(), N[i] = d.rng.eighth();
-    float *dM, *dN, *dP;
-    HANDLE_ERROR(cudaMalloc(&dM, bytes));
-    HANDLE_ERROR(cudaMalloc(&dN, bytes));
-    HANDLE_ERROR(cudaMalloc(&dP, bytes + sizeof(float)));
-    HANDLE_ERROR(cudaMemcpy(dM, M.data(), bytes, cudaMemcpyHostToDevice));
-    HANDLE_ERROR(cudaMemcpy(dN, N.data(), bytes, cudaMemcpyHostToDevice));
+    float* dM = d.input(M);
+    float* dN = d.input(N);
+    float* dP = d.output<float>(count + 1);
     HANDLE_ERROR(cudaMemset(dP, 0xFF, bytes + sizeof(float)));
     launch_matmul_gm(dM, dN, dP, W, block_side, global_sum);
     HANDLE_ERROR(cudaMemcpy(P.data(), dP, bytes + sizeof(float), cudaMemcpyDeviceToHost));
     d.record(name, P);
-    HANDLE_ERROR(cudaFree(dM));
-    HANDLE_ERROR(cudaFree(dN));
-    HANDLE_ERROR(cudaFree(dP));
+    d.check_inputs(name);
+    d.release(dM), d.release(dN), d.release(dP);
 }
 
 void drive(Driver& d) {
-    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
-        for (size_t k = 0; k < d.shapes("W"); k++) {
-            int W = (int)d.param("W", k), side = (int)d.param("side", k);
-            std::string name = "W" + std::to_string(W) + "-b" + std::to_string(side);
-            multiply_once(d, name, W, side, false);
-            multiply_once(d, name + "-global", W, side, true);
-        }
-        return;
-    }
     for (int global = 0; global < 2; global++) {
         std::string g = global ? "-global" : "";
         multiply_once(d, "W1-b16" + g, 1, 16, global);
@@ -41,8 +28,10 @@ void drive(Driver& d) {
         multiply_once(d, "W100-b7" + g, 100, 7, global);
         multiply_once(d, "W64-b32" + g, 64, 32, global);
         multiply_once(d, "W20-b32" + g, 20, 32, global);  // a block larger than the matrix
-        int W = (int)d.rng.range(2, 260);
-        multiply_once(d, "random" + g, W, (int)d.rng.range(1, 32), global);
+        for (int k = 0; k < 2; k++) {
+            int W = (int)d.rng.range(2, 260);
+            multiply_once(d, "random" + std::to_string(k) + g, W, (int)d.rng.range(1, 32), global);
+        }
     }
     multiply_once(d, "W1025-b16", 1025, 16, false);
 }

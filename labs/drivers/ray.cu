@@ -31,14 +31,6 @@ void render_once(Driver& d, const std::string& name, int dim, int count, int fro
 }
 
 void drive(Driver& d) {
-    if (d.sanitize()) {  // the shapes the grader drew (labs.json: sanitize.shapes)
-        for (size_t k = 0; k < d.shapes("dim"); k++) {
-            int dim = (int)d.param("dim", k), count = (int)d.param("spheres", k);
-            render_once(d, "dim" + std::to_string(dim) + "-spheres" + std::to_string(count), dim,
-                        count);
-        }
-        return;
-    }
     render_once(d, "dim1-spheres1", 1, 1);
     render_once(d, "dim17-spheres0", 17, 0);
     render_once(d, "dim64-spheres1", 64, 1);
@@ -46,5 +38,7 @@ void drive(Driver& d) {
     render_once(d, "dim256-spheres200", 256, 200);
     render_once(d, "dim96-spheres30-first-in-front", 96, 30, 1);
     render_once(d, "dim96-spheres30-last-in-front", 96, 30, 30);
-    render_once(d, "random", (int)d.rng.range(2, 300), (int)d.rng.range(2, 300));
+    for (int k = 0; k < 2; k++)
+        render_once(d, "random" + std::to_string(k), (int)d.rng.range(2, 300),
+                    (int)d.rng.range(2, 300));
 }

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -174,6 +175,52 @@ class Builder:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def launcher(self, timeout=600):
+        """The grader's launcher (labs/drivers/launcher.cu), built once and cached like a
+        reference (by content, hash-checked before every use)."""
+        source = REPO / "labs" / "drivers"
+        key = "launcher-" + hashlib.sha256(b"\0".join(
+            [(source / n).read_bytes() for n in ("launcher.cu", "driver.h")] +
+            [p.read_bytes() for p in sorted((REPO / "common").glob("*.h"))] +
+            [self.arch.encode(), self.nvcc.encode()])).hexdigest()[:24]
+        with open(self.cache / f"{key}.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            root, binary = self.cache / key, self.cache / key / "launcher"
+            manifest = root / "manifest.json"
+            if manifest.exists() and binary.exists():
+                want = json.loads(manifest.read_text()).get("sha256")
+                st = os.lstat(binary)
+                if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o022 and sha256_file(binary) == want:
+                    with self.lock:
+                        self.hashes[key] = want
+                    return binary
+                shutil.rmtree(root, ignore_errors=True)
+            tmp = Path(tempfile.mkdtemp(dir=self.cache, prefix="build-"))
+            try:
+                tree = tmp / "tree"
+                shutil.copytree(REPO / "common", tree / "common", ignore=shutil.ignore_patterns("*.md"))
+                (tree / "labs" / "drivers").mkdir(parents=True)
+                for n in ("launcher.cu", "driver.h"):
+                    shutil.copy2(source / n, tree / "labs" / "drivers" / n)
+                words = [self.nvcc, "-std=c++17", "-O2"] + self.arch_flags() + [
+                    "-o", str(tmp / "launcher"), "launcher.cu"]
+                r = subprocess.run(words, cwd=tree / "labs" / "drivers", stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   errors="replace", timeout=timeout)
+                if r.returncode != 0:
+                    raise LabError(f"the launcher does not build:\n{r.stdout[-2000:]}")
+                root.mkdir(exist_ok=True)
+                shutil.move(str(tmp / "launcher"), binary)
+                binary.chmod(0o755)
+                digest = sha256_file(binary)
+                manifest.write_text(json.dumps({"sha256": digest, "task": "launcher"}) + "\n")
+                root.chmod(0o755)
+                with self.lock:
+                    self.hashes[key] = digest
+                return binary
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+
     def verified(self, binary):
         """Raises unless the binary still has the hash it was built (or checked) with."""
         with self.lock:
@@ -212,3 +259,33 @@ class Builder:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         return keep, log, left
+
+
+def device_code(binary, kernel):
+    """The device code of a built driver, as a module the launcher loads (a fat binary): the
+    driver's .nv_fatbin section holds one fat binary per compiled unit; the one that defines
+    `kernel` (by name), else the largest. Read from the hash-checked binary, so the module is
+    the code that was built, and none of its host code."""
+    data = Path(binary).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise LabError(f"{binary} is not a 64-bit ELF program")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count, names = struct.unpack_from("<HHH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * entsize) for i in range(count)]
+    strings = sections[names][4]
+
+    def name(at):
+        return data[strings + at:data.index(b"\0", strings + at)].decode(errors="replace")
+    found = [data[s[4]:s[4] + s[5]] for s in sections if name(s[0]) == ".nv_fatbin"]
+    if not found:
+        raise LabError(f"{binary} holds no device code (.nv_fatbin)")
+    section, fatbins, at = found[0], [], 0
+    while at + 16 <= len(section):  # fatBinaryHeader: magic, version, header size, fat size
+        magic, _, head, size = struct.unpack_from("<IHHQ", section, at)
+        if magic != 0xBA55ED50:
+            at += 8
+            continue
+        fatbins.append(section[at:at + head + size])
+        at += head + size
+    named = [f for f in fatbins if kernel.encode() in f]
+    return max(named or fatbins, key=len)

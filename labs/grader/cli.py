@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import lint, report, score
+from . import lint, region_ast, report, score
 from .build import Builder
 from .fence import KINDS, Fence, gpu_probe
 from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
@@ -38,7 +38,8 @@ def cmd_lint(args):
                     problems.append(str(e))
                     continue
                 seen += 1
-                problems += lint.lint_region(body, first, spec, shown, name)
+                problems += lint.check_region(body, first, spec, shown, name,
+                                              REPO / lab["folder"] / task["file"])
     for p in dict.fromkeys(problems):
         print(p)
     if not problems:
@@ -119,7 +120,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                 f.add_done_callback(done)
             first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
             grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
-            lock = work / "perf.lock"
+            grader.gpu = score.GpuLock(work / "gpu.lock")  # every grader of this machine shares it
 
             def grade_one(i):
                 # A submission is graded as soon as its own programs are built, while the builds
@@ -139,7 +140,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                                  else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
                                 for c in score.checks_of(task)]
                     else:
-                        rows = grader.task(task, plan, lock)
+                        rows = grader.task(task, plan)
                     results.append((task, rows))
                 return results
             with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
@@ -150,6 +151,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         meta["builds"] = len(same)
         meta["left_over_processes_killed"] = grader.left_over
         meta["gradings_shared"] = grader.shared  # tasks whose program was graded for another submission
+        meta["runs_retried_alone"] = grader.retried  # runs that could not get the GPU, run again
         meta["speed_gates_s"], meta["speed_gate_wait_s"] = round(grader.perf_s, 1), round(grader.perf_wait_s, 1)
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:
@@ -336,3 +338,6 @@ def run(doc, argv=None):
     except LabError as e:
         print(f"lab.py: {e}")
         return EXIT_USAGE
+    except region_ast.MissingClang as e:
+        print(f"lab.py: cannot grade here: {e}")
+        return EXIT_CANNOT

@@ -17,6 +17,20 @@ fence_init.py inside them), where it sees only what the run needs:
   limits   rlimits on processes, file size, CPU time, open files, no core files; with cgroup v2
            (memory and pids controllers, writable): memory.max and pids.max, and cgroup.kill.
            RLIMIT_AS is never set: CUDA reserves far more address space than it uses.
+  syscalls a seccomp filter (x86-64), installed by fence_init.py right before the exec and
+           inherited by everything the command starts: the system calls of labs/grader/
+           syscalls.json, measured (below), and nothing else. Any other call fails with EPERM
+           rather than killing the process: a program that merely probes for a feature (glibc's
+           clone3 before clone, the CUDA driver's optional calls) goes on as it would on a
+           kernel without it, so a grade never depends on a call the measurement missed; an
+           attack gets an error, the same refusal. A call of another architecture (the 32-bit
+           ABI) kills the process; an x32 call fails.
+The allow-list is measured, not guessed: with LAB_SECCOMP_MEASURE=FILE in the grader's
+environment, each fenced command runs under a filter that hands every system call to
+fence_init.py (SECCOMP_RET_USER_NOTIF), which writes its number down and lets it go on
+(SECCOMP_USER_NOTIF_FLAG_CONTINUE); no ptrace, no strace. The numbers go to FILE, one line per
+command; tools/measure_syscalls.py grades the labs' solutions so (builds, tests, sanitizers,
+timed runs, on a GPU) and writes syscalls.json.
 Every fenced command also runs in its own session and process group, stdin closed, its output
 capped (HEAD + TAIL bytes kept), with a cleared environment and a time limit; after it ends,
 every process of its uid (or with its token) is killed too.
@@ -39,6 +53,7 @@ import secrets
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -123,6 +138,59 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch
        "alternatives", "localtime")
 DEV = ("null", "zero", "full", "random", "urandom")
 MEMORY = 16 << 30  # memory.max of a fenced command where a cgroup holds it (bytes)
+SYSCALLS = Path(__file__).resolve().parent / "syscalls.json"
+AUDIT_ARCH_X86_64 = 0xC000003E
+RET_KILL_PROCESS, RET_ERRNO, RET_USER_NOTIF, RET_ALLOW = 0x80000000, 0x00050000, 0x7FC00000, 0x7FFF0000
+EPERM = 1
+
+
+def _bpf(code, k, jt=0, jf=0):
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+# Calls allowed only with these first arguments. The CUDA driver opens a local (AF_UNIX) socket in
+# every program, and compute-sanitizer talks to its target over one (measured on an H200: socket,
+# connect, bind, listen, accept, sendto, recvfrom); a socket of any other family (AF_INET,
+# AF_NETLINK, AF_PACKET, ...) is refused, so the other socket calls can reach only local sockets
+# inside the fence's own network namespace and file system.
+AF_UNIX = 1
+FIRST_ARGUMENT = {41: AF_UNIX}  # socket(domain, ...)
+
+
+def seccomp_filter(allowed, measure=False):
+    """The BPF program (hex) of the fence's filter: the architecture checked, then each allowed
+    number (x86-64) let through (socket for AF_UNIX only) and anything else answered EPERM;
+    measure: every call handed to the supervisor instead (fence_init.py)."""
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    code = [_bpf(ld, 4), _bpf(jeq, AUDIT_ARCH_X86_64, 1, 0), _bpf(ret, RET_KILL_PROCESS), _bpf(ld, 0)]
+    if measure:
+        code.append(_bpf(ret, RET_USER_NOTIF))
+    else:
+        code += [_bpf(jge, 0x40000000, 0, 1), _bpf(ret, RET_ERRNO | EPERM)]  # the x32 ABI
+        for nr in sorted(set(allowed)):
+            if nr in FIRST_ARGUMENT:  # the low word of args[0] (seccomp_data offset 16)
+                code += [_bpf(jeq, nr, 0, 4), _bpf(ld, 16), _bpf(jeq, FIRST_ARGUMENT[nr], 0, 1),
+                         _bpf(ret, RET_ALLOW), _bpf(ret, RET_ERRNO | EPERM)]
+            else:
+                code += [_bpf(jeq, nr, 0, 1), _bpf(ret, RET_ALLOW)]
+        code.append(_bpf(ret, RET_ERRNO | EPERM))
+    return b"".join(code).hex()
+
+
+# Always allowed, measured or not: without them a process or thread cannot end (a thread whose
+# exit failed would spin in glibc's exit loop) or return from a signal handler.
+ENDINGS = {"rt_sigreturn": 15, "exit": 60, "exit_group": 231, "restart_syscall": 219}
+
+
+def allowed_syscalls():
+    """{name: number} of syscalls.json (x86-64) and ENDINGS, or None where the filter cannot
+    apply."""
+    if os.uname().machine != "x86_64":
+        return None
+    try:
+        return dict(json.loads(SYSCALLS.read_text())["allow"], **ENDINGS)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 PIDS = 512
 
 
@@ -230,6 +298,9 @@ class Fence:
         self.newroot = None
         self.cgroup = None
         self.probe_said = ""
+        self.syscalls = allowed_syscalls()
+        self.filter = seccomp_filter(self.syscalls.values()) if self.syscalls else None
+        self.measure = os.environ.get("LAB_SECCOMP_MEASURE") if os.uname().machine == "x86_64" else None
         self.kind = kind or self.probe()
         if self.kind not in KINDS:
             raise ValueError(f"no fence {self.kind!r}: one of {', '.join(KINDS)}")
@@ -249,6 +320,7 @@ class Fence:
     def works(self):
         """Whether a fenced command runs here, in its own PID namespace where there is one."""
         d = Path(tempfile.mkdtemp(prefix="lab-fence-probe-"))
+        measure, self.measure = self.measure, None  # the probe asks for PID 1: no supervisor there
         try:
             d.chmod(0o711)
             slot = self.take_slot()
@@ -260,6 +332,7 @@ class Fence:
             self.probe_said = out.strip()[-300:]
             return rc == 0 and out.strip() == "fenced"
         finally:
+            self.measure = measure
             shutil.rmtree(d, ignore_errors=True)
 
     def probe(self):
@@ -280,9 +353,14 @@ class Fence:
             mem = ("memory.max %d GiB (cgroup v2)" % (MEMORY >> 30) if self.cgroup and self.cgroup.base
                    else "memory unlimited (%s; RLIMIT_AS would break CUDA)" %
                    (self.cgroup.why if self.cgroup else "no cgroup without root"))
+            sc = (f"a seccomp filter ({len(self.syscalls)} system calls, sockets AF_UNIX only, any other EPERM)"
+                  if self.syscalls
+                  else "no seccomp filter (not x86-64, or labs/grader/syscalls.json unreadable)")
+            if self.measure:
+                sc = "the system calls measured (LAB_SECCOMP_MEASURE), none refused"
             return (f"{self.kind}: mount, PID, network, IPC namespaces (only the toolkit, its own "
                     f"folder and program, /dev/nvidia*, a private /tmp and /dev/shm in view), {who}, "
-                    f"rlimits (processes, file size, CPU time), {mem}")
+                    f"rlimits (processes, file size, CPU time), {mem}, {sc}")
         return {"unshare+setpriv": "unshare+setpriv: no network, an unprivileged uid, rlimits; "
                                    "WEAK: the file system stays in view",
                 "setsid": "setsid: process group, rlimits and time limit only; WEAK: the file system "
@@ -416,9 +494,15 @@ class Fence:
             if self.cgroup else None
         prefix, spec = self.prefix(slot, Path(home) if self.namespaces else cwd, limits,
                                    [os.path.realpath(p) for p in show], reference, group)
+        record = None
         if spec is not None:
             spec["cwd"] = str(cwd)
             spec["argv"] = [str(w) for w in words]
+            if self.measure:
+                record = home / f".lab-syscalls-{token}"
+                spec["seccomp_measure"], spec["seccomp_record"] = seccomp_filter((), measure=True), str(record)
+            else:
+                spec["seccomp"] = self.filter
             argv = prefix + [json.dumps(spec)]
         else:
             argv = prefix + [str(w) for w in words]
@@ -456,11 +540,25 @@ class Fence:
             pass
         t.join(timeout=10)
         proc.stdout.close()
+        if record is not None:
+            self.note_syscalls(record, home, words)
         out = head.decode(errors="replace")
         if dropped[0]:
             out += f"\n[... {dropped[0]} bytes of output dropped ...]\n"
         out += tail.decode(errors="replace")
         return rc, out, killed
+
+    def note_syscalls(self, record, home, words):
+        """The measurement's numbers of one command, appended to LAB_SECCOMP_MEASURE."""
+        data, why = safe_read(record, under=home)
+        line = f"{Path(str(words[0])).name} " + (data.decode(errors="replace").strip() if data else f"? {why}")
+        with open(self.measure, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.write(line + "\n")
+        try:
+            os.unlink(record)
+        except OSError:
+            pass
 
     def sweep(self, pgid, slot, token, reference=False):
         """Kill the run's process group, then every process of its uid or with its token, until

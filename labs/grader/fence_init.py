@@ -9,7 +9,13 @@ of its PID namespace, so when it ends the kernel kills every process it made).
 SPEC: {"root": an empty folder to build on, "mounts": in order, ["bind", source, target,
 "ro"|"rw"|"dev"], ["tmpfs", target, bytes] or ["symlink", link, points to]; "cwd", "uid", "gid"
 (null: keep the uid), "limits": {name: value}, "cgroup": a folder of cgroup v2 or null,
+"seccomp": the filter's BPF program (hex, fence.py's seccomp_filter) or null, "seccomp_record":
+a file to write the system calls used into (the measurement: fence.py's docstring) or null,
 "argv": [...]}. The environment is the grader's cleared one, passed through.
+
+The seccomp filter is installed last, right before the exec: every system call of the command and
+of everything it starts is then checked against the allow-list (filters are inherited and cannot
+be removed; no_new_privs is set first, as the kernel requires).
 
 It imports nothing of the grader: it runs from the grader's folder before the new root hides it.
 """
@@ -17,14 +23,22 @@ import ctypes
 import json
 import os
 import resource
+import select
 import stat
+import struct
 import sys
+import time
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 38, 24, 28
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 1, 8
+SYS_SECCOMP, SYS_PIDFD_OPEN, SYS_PIDFD_GETFD = 317, 434, 438  # x86_64 (fence.py filters no other)
+NOTIF_RECV, NOTIF_SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV, _SEND
+USER_NOTIF_FLAG_CONTINUE = 1
 SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 libc = ctypes.CDLL(None, use_errno=True)
@@ -93,6 +107,97 @@ def build(spec):
     mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
 
 
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def filter_of(hexcode):
+    code = bytes.fromhex(hexcode)
+    buf = ctypes.create_string_buffer(code, len(code))
+    return SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_char_p)), buf
+
+
+def install(hexcode):
+    """The allow-list, for this process and all it starts (no_new_privs is already set)."""
+    prog, keep = filter_of(hexcode)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        fail(f"seccomp filter refused: {os.strerror(ctypes.get_errno())}")
+
+
+def measure(spec):
+    """The measurement of what a command needs (fence.py, LAB_SECCOMP_MEASURE): the command runs
+    in a child under a filter that hands every system call to this process (SECCOMP_RET_USER_NOTIF),
+    which writes its number down and lets it go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE). No ptrace,
+    no strace: the kernel's own notifier. Returns in the child (which goes on to exec); the parent
+    supervises until no process of the command is left, writes the numbers and exits with the
+    command's status."""
+    probe = os.open("/dev/null", os.O_RDONLY)  # the lowest free descriptor: the listener's
+    os.close(probe)
+    libc.syscall.restype = ctypes.c_long
+    pid = os.fork()
+    if pid == 0:
+        return lambda: child_listener(spec["seccomp_measure"], probe)
+    seen, status = set(), 1
+    # each number written as it is first seen: a command killed at its time limit leaves them too
+    out = os.open(spec["seccomp_record"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    pidfd = libc.syscall(SYS_PIDFD_OPEN, pid, 0)
+    listener, deadline = -1, time.time() + 20
+    while listener < 0:
+        if time.time() > deadline:
+            fail("seccomp listener: not reached (pidfd_getfd needs Linux 5.6 and ptrace access)")
+        listener = libc.syscall(SYS_PIDFD_GETFD, pidfd, probe, 0)
+        if listener >= 0 and os.readlink(f"/proc/self/fd/{listener}") != "anon_inode:seccomp notify":
+            os.close(listener)  # the child's descriptor before its filter was in place
+            listener = -1
+        if listener < 0:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                fail("the measured command ended before its filter was seen")
+            time.sleep(0.001)
+    poll = select.poll()
+    poll.register(listener, select.POLLIN)
+    notif, resp = ctypes.create_string_buffer(80), ctypes.create_string_buffer(24)
+    child_done = False
+    while True:
+        for _, ev in poll.poll(100):
+            if ev & select.POLLIN:
+                ctypes.memset(notif, 0, 80)
+                if libc.ioctl(listener, NOTIF_RECV, notif) == 0:
+                    nid, _, _, nr = struct.unpack_from("<QIIi", notif.raw)
+                    if nr not in seen:
+                        seen.add(nr)
+                        os.write(out, f"{nr} ".encode())
+                    struct.pack_into("<QqiI", resp, 0, nid, 0, 0, USER_NOTIF_FLAG_CONTINUE)
+                    libc.ioctl(listener, NOTIF_SEND, resp)
+            if ev & (select.POLLHUP | select.POLLERR) and child_done:
+                return end(status)
+        while True:  # PID 1: every orphan of the command is reaped here
+            try:
+                done, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                done = 0
+            if not done:
+                break
+            if done == pid:
+                child_done, status = True, os.waitstatus_to_exitcode(st)
+        if child_done and not poll.poll(0):
+            try:
+                os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return end(status)
+
+
+def child_listener(path, expected):
+    prog, keep = filter_of(path)
+    fd = libc.syscall(SYS_SECCOMP, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, ctypes.byref(prog))
+    if fd != expected:
+        fail(f"seccomp listener: {fd} ({os.strerror(ctypes.get_errno())}), expected {expected}")
+
+
+def end(status):
+    sys.exit(status if status >= 0 else 128 - status)
+
+
 def main():
     spec = json.loads(sys.argv[1])
     if spec.get("cgroup"):  # before anything else: every process it makes is in the cgroup
@@ -100,6 +205,7 @@ def main():
             f.write("0")
     build(spec)
     os.chdir(spec["cwd"])
+    listen = measure(spec) if spec.get("seccomp_measure") else None
     # No capability survives the exec, even as root of a user namespace (namespaces-user): the
     # bounding set emptied, and root no longer special (SECBIT_NOROOT, locked).
     if libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) != 0:
@@ -117,6 +223,10 @@ def main():
     for name, value in spec["limits"].items():
         resource.setrlimit(LIMITS[name], (value, value))
     argv = spec["argv"]
+    if listen:
+        listen()
+    elif spec.get("seccomp"):
+        install(spec["seccomp"])
     try:
         os.execvpe(argv[0], argv, os.environ)
     except OSError as e:

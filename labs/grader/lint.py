@@ -49,8 +49,15 @@ Then, on those tokens, every region must
     the list, a cast to a pointer type and a name qualified with '::' that is not on the list
     are refused too.
 A violation is one line "FILE:LINE: region R: rule: what", and scores 0 for the region's task.
+
+The tokens are the first half. A host region (kind "host") is then read by clang's front end and
+accepted by whitelist, node by node, in its real context (labs/grader/region_ast.py): the token
+rules above guard the phases before preprocessing, which clang's tree no longer shows, and the
+tree decides what the code is. check_region() is the grader's entry: both, in that order.
 """
 import re
+
+from . import region_ast
 
 BANNED = {
     "asm": "inline assembly", "__asm": "inline assembly", "__asm__": "inline assembly",
@@ -280,6 +287,9 @@ def lint_region(body, first_line, spec, where, region):
     """[message] for one region: body is its lines, first_line the number of the first."""
     kind = spec.get("kind", "device")
     allowed = set(spec.get("calls", [])) | (DEVICE_CALLS if kind == "device" else HOST_CALLS)
+    # a host region's listed macros and its objects' member calls (region_ast.py checks how)
+    allowed |= set(spec.get("macros", {})) | {m for ms in spec.get("objects", {}).values() for m in ms
+                                               if m.startswith(".")}
     found = []
 
     def bad(line, rule, what):
@@ -392,6 +402,16 @@ def lint_region(body, first_line, spec, where, region):
             bad(first_line + len(body) - 1, "leaves its function",
                 f"{count} '{open_}' opened in the region and never closed there")
     return found
+
+
+def check_region(body, first_line, spec, where, region, program, nvcc=None):
+    """[message] for one region as the grader checks it: the token rules, then, for a host
+    region whose tokens pass, the whitelist on clang's tree (program: the course's copy of the
+    region's program, its context). region_ast.MissingClang when libclang is not installed."""
+    found = lint_region(body, first_line, spec, where, region)
+    if found or spec.get("kind", "device") != "host":
+        return found
+    return region_ast.check_region(program, body, first_line, spec, where, region, nvcc)
 
 
 OPERAND_END = {")", "]"}

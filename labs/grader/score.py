@@ -4,12 +4,20 @@ driver's run, and the driver's CUDA-event timings of the student's and the refer
 alternated, on fresh inputs, with the timed outputs checked too. Never from what the student's
 program prints or its exit code.
 
-A submission must not be able to tell a measured run from a checked one: the sanitizer runs and
-the timed runs use shapes drawn from the grade's seed within the ranges of the task's
-"sanitize.shapes" and "perf.shapes" (labs/labs.json), passed to the driver as --param and named in
-the report; the driver poisons the outputs before every timed launch and records every timed
-launch's output, all compared with the reference's (labs/drivers/driver.h)."""
+A submission must not be able to tell a sanitizer's run from a checked one: both are the same
+command (the driver, a seed, an output file), at the tests' shapes, with a seed of their own. The
+timed runs use a shape drawn from the grade's seed within the task's "perf.shapes" (labs/labs.json),
+named in the report; before every timed launch the inputs are uploaded again from the driver's
+copy and the outputs poisoned, and every launch's output and inputs are checked
+(labs/drivers/driver.h). Where a task names a "launcher", its timed runs are not the student's
+program at all: the grader's launcher (labs/drivers/launcher.cu) loads the student's kernels,
+compiled as a module, and launches and times them itself.
+
+Every run on the GPU holds the GPU lock: shared by the checked and sanitizer runs, alone by a
+performance gate. A run that could not get the GPU (no context, no memory: a neighbour took it)
+runs again, alone on the GPU, and is never scored as the student's fault."""
 import concurrent.futures
+import contextlib
 import fcntl
 import os
 import random
@@ -21,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import intake, lint, verify
+from . import build, intake, lint, verify
 from .fence import REF_GID, safe_read
 from .labs import LabError, file_task, kit_info, region_body, splice
 
@@ -88,7 +96,8 @@ def prepare(lab, folder, repo, lint_regions=True):
             for name, spec in task["regions"].items():
                 body, first = region_body(text, name, shown_name)
                 if lint_regions:
-                    problems += lint.lint_region(body, first, spec, shown_name, name)
+                    problems += lint.check_region(body, first, spec, shown_name, name,
+                                                  repo / lab["folder"] / task["file"])
             if problems:
                 out[task["id"]] = (None, "the region lint refused your code (nothing was built):\n" +
                                    "\n".join(problems[:8]))
@@ -99,6 +108,49 @@ def prepare(lab, folder, repo, lint_regions=True):
         except LabError as e:
             out[task["id"]] = (None, str(e))
     return out
+
+
+# The driver's exit code for "could not get the GPU" (driver.h: EXIT_CODE_NO_GPU_NOW), and what a
+# run that hit the same wall inside the program's own allocations prints.
+NO_GPU_NOW = 75
+NO_GPU_SIGNS = ("cudaErrorMemoryAllocation", "cudaErrorDevicesUnavailable", "CUDA_ERROR_OUT_OF_MEMORY",
+                "out of memory", "Out of memory", "Internal Sanitizer Error")
+# What a kernel that touched a guard page (driver.h: GuardedMemory) leaves in the output.
+FAULT_SIGNS = ("cudaErrorIllegalAddress", "an illegal memory access")
+
+
+class GpuLock:
+    """Who may use the GPU: every run takes the lock shared, a performance gate (or a run that
+    could not get the GPU beside others) takes it alone. One lock file per GPU, in the grader's
+    work folder, so every grader of the machine shares it. A turnstile keeps a waiting
+    exclusive taker from starving behind a stream of shared ones. Re-entrant in one thread: the
+    gate's own runs do not wait for the gate."""
+
+    def __init__(self, path):
+        self.path, self.turnstile = Path(path), Path(f"{path}.turnstile")
+        self.mine = threading.local()
+
+    @contextlib.contextmanager
+    def hold(self, alone=False):
+        if getattr(self.mine, "held", None):
+            yield
+            return
+        with open(self.turnstile, "a") as gate, open(self.path, "a") as lock:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            if not alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            if alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+            self.mine.held = "alone" if alone else "shared"
+            try:
+                yield
+            finally:
+                self.mine.held = None
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def alone(self):
+        return getattr(self.mine, "held", None) == "alone"
 
 
 # The red zone memcheck keeps after every allocation of a sanitizer run: any access up to 16 MiB
@@ -121,30 +173,54 @@ class Grader:
         self.clock = threading.Lock()
         # One grading of each distinct program: {(task id, binary): Future of its rows}.
         self.graded, self.shared = {}, 0
+        self.gpu = None  # the GpuLock (set by grade_folders; None: no lock, e.g. a unit test)
+        self.retried = 0  # runs that could not get the GPU and ran again alone
 
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
 
-    def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False, params=()):
+    def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
         """(rc, output, path of the output file): one fenced run of a driver, which sees its own
-        folder and that one program. reference: a run of the reference (its own uids, which no
-        student run has). A sanitizer's log that is not a regular file (a symbolic link, a FIFO
-        the program left in place of it) raises Tampered: the task scores 0. params: the
-        driver's --param words (the drawn shapes)."""
+        folder and that one program. mode "check" (the tests, and every sanitizer run: the same
+        command) or "time" (a timed run). reference: a run of the reference (its own uids, which
+        no student run has). A sanitizer's log that is not a regular file (a symbolic link, a
+        FIFO the program left in place of it) raises Tampered: the task scores 0. params: the
+        driver's --param words (a timed run's drawn shape). show: more files the run may read.
+        A run that could not get the GPU runs again, alone on it."""
+        lock = self.gpu.hold if self.gpu else (lambda alone=False: contextlib.nullcontext())
+        with lock():
+            got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+        if self.gpu and not self.gpu.alone() and self.no_gpu(got):
+            with self.clock:
+                self.retried += 1
+            with lock(alone=True):
+                got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+        return got
+
+    @staticmethod
+    def no_gpu(got):
+        rc, text = got[0], got[1]
+        return rc == NO_GPU_NOW or (rc not in (0, "timeout") and any(s in text for s in NO_GPU_SIGNS))
+
+    def _run_driver(self, binary, mode, seed, timeout, tool, reference, params, show):
         slot = self.fence.take_slot()
         try:
             jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}", reference)
             out = jail / f"out-{os.urandom(6).hex()}.bin"
-            words = [str(binary), "--mode", mode, "--seed", str(seed), "--out", str(out)] + list(params)
+            words = [str(binary), "--seed", str(seed), "--out", str(out)]
+            words += (["--time"] if mode == "time" else []) + list(params)
             log = jail / "sanitizer.log"
             if tool:
                 # memcheck sees an access only where no allocation is: a read just past one array
                 # can land in the next one and pass unseen (an H200 grade gave a cheat that reads
-                # a[n + 64] full memcheck points). --padding puts a red zone after every allocation.
+                # a[n + 64] full memcheck points). --padding puts a red zone after every allocation
+                # the program's own code makes with cudaMalloc; the driver's buffers have guard
+                # pages of their own (driver.h).
                 pad = ["--padding", str(MEMCHECK_PADDING)] if tool == "memcheck" else []
                 words = [self.sanitizer, "--tool", tool, *pad, "--error-exitcode", "86",
                          "--print-limit", "5", "--log-file", str(log)] + words
-            rc, text, left = self.fence.run(words, jail, slot, timeout, show=[binary], reference=reference)
+            rc, text, left = self.fence.run(words, jail, slot, timeout, show=[binary, *show],
+                                            reference=reference)
             with self.clock:
                 self.left_over += left
             if tool:
@@ -187,21 +263,27 @@ class Grader:
         if ok:
             return True, f"{why} (seed {seed})"
         tail = " / ".join(l for l in text.strip().split("\n")[-3:] if l.strip())[:400]
+        if rc != 0 and any(s in text for s in FAULT_SIGNS):
+            return False, (f"your kernel accessed memory outside its buffers (seed {seed}): every "
+                           "buffer lies between unmapped guard pages, ending where its memory ends "
+                           "and then starting where it starts, so a read or write even one element "
+                           f"past the end or before the start stops the kernel: {tail}")
         said = f"wrong output (seed {seed}): {why}"
         if rc != 0 and tail:
             said += f"; the program stopped (exit {rc}): {tail}"
         return False, said
 
-    def sanitize_shapes(self, task):
-        spec = task.get("sanitize", {})
-        return draw_shapes(spec.get("shapes", {}), self.grade_seed, f"{task['id']}/sanitize",
-                           spec.get("count", 2) if spec.get("shapes") else 0)
-
-    def sanitize(self, task, mine, tool):
-        shapes = self.sanitize_shapes(task)
-        at = f" (shapes drawn from the grade's seed {self.grade_seed}: {shape_text(shapes)})"
-        rc, text, out = self.run_driver(mine, "sanitize", self.seed(), max(self.timeout, 180), tool,
-                                        params=shape_params(shapes))
+    def sanitize(self, task, ref, mine, tool):
+        """compute-sanitizer over the same command as the tests' (the program cannot tell the
+        two apart by its arguments), at the tests' shapes, with a seed of its own (its random
+        shapes and inputs are new); its output must match the reference's for that seed, so a
+        program that finds out that it is watched and skips its work there loses the points."""
+        seed = self.seed()
+        at = f" (the tests' shapes, seed {seed})"
+        rc, text, ref_out = self.run_driver(ref, "check", seed, self.timeout, reference=True)
+        if rc != 0:
+            raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
+        rc, text, out = self.run_driver(mine, "check", seed, max(self.timeout, 180), tool)
         if rc == "timeout":
             return False, f"compute-sanitizer --tool {tool} did not finish and was stopped{at}"
         counts = [int(n) for n in re.findall(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)", text)]
@@ -211,6 +293,10 @@ class Grader:
         except verify.BadOutput:
             whole = False
         if counts and max(counts) == 0 and rc == 0 and whole:
+            same, why = verify.compare_files(ref_out, out, task.get("tolerance", {}))
+            if not same:
+                return False, (f"compute-sanitizer --tool {tool}: the program's output under the "
+                               f"sanitizer is not the reference's{at}: {why}")
             return True, f"compute-sanitizer --tool {tool}: no errors{at}"
         hazards = [l.lstrip("= ").strip() for l in text.split("\n")
                    if l.startswith("=") and re.search(r"Error|error|hazard|Race|Barrier|Invalid", l)]
@@ -219,21 +305,58 @@ class Grader:
             return False, f"compute-sanitizer --tool {tool}: the program did not finish its runs{at}: {said}"
         return False, f"compute-sanitizer --tool {tool} found {WHAT[tool]}{at}: {said}"
 
-    def perf(self, task, ref, mine, lock_path):
+    def timed_programs(self, task, ref, mine):
+        """{who: (program, extra words, files it must see)} of the timed runs. A task with a
+        "launcher" (labs/labs.json perf.launcher): the grader's launcher, given the device code
+        of each side's build as a module, so that no student host code runs in a timed run and
+        the timings are written by the grader's program. Otherwise (ch06.1, whose schedule is
+        host code): the drivers themselves."""
+        spec = task["perf"].get("launcher")
+        if not spec:
+            return {"reference": (ref, [], []), "student": (mine, [], [])}
+        folder = self.scratch / "launch"
+        with self.clock:  # one copy of the launcher a grading, in the scratch folder, hash-checked
+            if getattr(self, "launcher_copy", None) is None:
+                folder.mkdir(exist_ok=True)
+                folder.chmod(0o711)
+                built = self.builder.verified(self.builder.launcher())
+                self.launcher_copy = folder / f"launcher-{os.urandom(4).hex()}"
+                shutil.copyfile(built, self.launcher_copy)
+                self.launcher_copy.chmod(0o555)
+                self.builder.verified(built)
+            launcher = self.launcher_copy
+        programs = {}
+        extra = [w for k, v in sorted(spec.get("params", {}).items()) for w in ("--param", f"{k}={v}")]
+        for who, binary in (("reference", ref), ("student", mine)):
+            module = folder / f"{who}-{os.urandom(6).hex()}.fatbin"
+            fd = os.open(module, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+            with os.fdopen(fd, "wb") as f:
+                f.write(build.device_code(binary, spec["kernel"]))
+            if who == "reference" and self.fence.drops_uid:  # only the reference's runs read it
+                os.chown(module, 0, REF_GID)
+                module.chmod(0o440)
+            else:
+                module.chmod(0o444)
+            programs[who] = (launcher, ["--module", str(module), "--kernel", spec["kernel"]] + extra, [module])
+        return programs
+
+    def perf(self, task, ref, mine):
         """Reference and student alternated under the same conditions: the same shape (drawn from
         the grade's seed within "perf.shapes"), the same inputs in a round (a new seed a round),
-        the order flipped every round, one performance gate on the GPU at a time. Each run is the
-        median of the driver's timed launches (CUDA events), each launch on freshly poisoned
-        outputs, every launch's output compared with the reference's. The verdict takes the better
-        of two estimates of the speed ratio, best time against best time and the median of the
-        rounds' ratios: another job on a shared GPU only makes a run slower, so both are honest
-        for an honest submission, and neither makes a slow one fast. At least PERF_ROUNDS
-        rounds, more (up to PERF_ROUNDS_AT_MOST) while under the gate but within PERF_HOPELESS
-        of it."""
+        the order flipped every round, alone on the GPU (the GPU lock, held alone). Each run is
+        the median of the timed launches (CUDA events), each launch on inputs uploaded again
+        and freshly poisoned outputs, every launch's output and inputs compared with the
+        reference's; where the task has a launcher, the grader's launcher runs and times the
+        student's kernel (timed_programs). The verdict takes the better of two estimates of the
+        speed ratio, best time against best time and the median of the rounds' ratios: another
+        job on the machine only makes a run slower, so both are honest for an honest submission,
+        and neither makes a slow one fast. At least PERF_ROUNDS rounds, more (up to
+        PERF_ROUNDS_AT_MOST) while under the gate but within PERF_HOPELESS of it."""
         perf = task["perf"]
         shape = draw_shapes(perf.get("shapes", {}), self.grade_seed, f"{task['id']}/perf", 1)
         params = shape_params(shape) if perf.get("shapes") else []
         at = f" at {shape_text(shape)} (drawn from the grade's seed {self.grade_seed})" if params else ""
+        programs = self.timed_programs(task, ref, mine)
         best = {"reference": None, "student": None}
         ratios = []
 
@@ -241,8 +364,7 @@ class Grader:
             by_best = best["reference"] / best["student"]
             return max(by_best, statistics.median(ratios)), by_best
         asked = time.time()
-        with open(lock_path, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # no two performance gates share the GPU at once
+        with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
             with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
                 self.perf_wait_s += time.time() - asked
             rounds = 0
@@ -251,10 +373,11 @@ class Grader:
                 rounds += 1
                 seed = self.seed()
                 outs, ms_of = {}, {}
-                order = (("reference", ref), ("student", mine))
-                for who, binary in (order if rounds % 2 else order[::-1]):
-                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params,
-                                                    reference=who == "reference")
+                order = ("reference", "student")
+                for who in (order if rounds % 2 else order[::-1]):
+                    binary, extra, show = programs[who]
+                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params + extra,
+                                                    reference=who == "reference", show=show)
                     if rc != 0:
                         if who == "reference":
                             raise LabError(f"the reference failed its timed run (exit {rc}): {text[-400:]}")
@@ -280,7 +403,7 @@ class Grader:
                 f"the gate is {100 * perf['min_ratio']:.0f}%")
         return ratio >= perf["min_ratio"], said
 
-    def task(self, task, plan, lock_path):
+    def task(self, task, plan):
         """[(check, points, max, reason)] for one task; any error scores 0 for this task only.
         A program is graded once in a grading: two submissions whose text for a task is the same
         share one build (lab.py's grade_folders), so the same binary, and here its one set of
@@ -290,7 +413,7 @@ class Grader:
         or lab.py selftest's cheats that keep the solution's text for the tasks they do not
         attack, cost one grading, not one each."""
         if plan.get("error") or plan.get("binary") is None:
-            return self.task_once(task, plan, lock_path)
+            return self.task_once(task, plan)
         key = (task["id"], str(plan["binary"]))
         with self.clock:
             first = key not in self.graded
@@ -301,12 +424,12 @@ class Grader:
             rows = self.graded[key]
         if first:
             try:
-                rows.set_result(self.task_once(task, plan, lock_path))
+                rows.set_result(self.task_once(task, plan))
             except BaseException as e:  # noqa: BLE001  (whoever waits on it sees it too)
                 rows.set_exception(e)
         return list(rows.result())
 
-    def task_once(self, task, plan, lock_path):
+    def task_once(self, task, plan):
         pts = task["points"]
         try:
             if plan.get("error"):
@@ -321,14 +444,14 @@ class Grader:
                 if not passed:
                     rows.append((tool, 0, pts[tool], "not run: the tests must pass first"))
                     continue
-                clean, said = self.sanitize(task, plan["binary"], tool)
+                clean, said = self.sanitize(task, ref, plan["binary"], tool)
                 rows.append((tool, pts[tool] if clean else 0, pts[tool], said))
             if "perf" in task:
                 if not passed:
                     rows.append(("perf", 0, pts["perf"], "not run: the tests must pass first"))
                 else:
                     started = time.time()
-                    fast, said = self.perf(task, ref, plan["binary"], lock_path)
+                    fast, said = self.perf(task, ref, plan["binary"])
                     with self.clock:
                         self.perf_s += time.time() - started
                     rows.append(("perf", pts["perf"] if fast else 0, pts["perf"], said))

@@ -55,6 +55,9 @@ def compare(name, ref, got, tol):
     and elsewhere a relative error norm ||got - ref|| / ||ref|| of at most tol['f32']."""
     rtype, r = ref
     gtype, g = got
+    if name.endswith("inputs-written") and r.tobytes() != g.tobytes():
+        return (f"{name}: your code wrote into an input it should only read ({g[0] if len(g) else '?'} "
+                "input buffer(s) differ from the driver's copy after the launch)")
     if rtype != gtype or len(r) != len(g):
         return f"{name}: {len(g)} {gtype} values where {len(r)} {rtype} were expected"
     if r.tobytes() == g.tobytes():

@@ -4,6 +4,7 @@ compiler needed. Run: python3 tests/labs/test_stages.py (ctest: lab.unit, label 
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -249,6 +250,25 @@ class Fence(unittest.TestCase):
 
 
 class Build(unittest.TestCase):
+    @unittest.skipUnless(shutil.which("nvcc"), "no nvcc: the module cannot be built here")
+    def test_device_code_is_the_module_that_defines_the_kernel(self):
+        # The launcher's module: the fat binary of a built program that holds the kernel named
+        # in labs.json (a ch04.3 name here), taken from the program's .nv_fatbin section.
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "k.cu"
+            src.write_text("__global__ void matmul_sm(const float* M, const float* N, float* P, int W)"
+                           " { if (threadIdx.x == 0) P[0] = M[0] + N[0] + W; }\nint main() { return 0; }\n")
+            subprocess.run(["nvcc", "-arch=sm_90", "-o", str(Path(d) / "k"), str(src)], check=True,
+                           capture_output=True)
+            kernel = next(t for l in labs.load_labs()["labs"] for t in l["tasks"]
+                          if t["id"] == "ch04.3")["perf"]["launcher"]["kernel"]
+            module = build.device_code(Path(d) / "k", kernel)
+            self.assertEqual(module[:4], bytes.fromhex("50ed55ba"))  # a fat binary's magic
+            self.assertIn(kernel.encode(), module)
+            (Path(d) / "not-a-program").write_bytes(b"#!/bin/sh\n")
+            with self.assertRaises(labs.LabError):
+                build.device_code(Path(d) / "not-a-program", kernel)
+
     def test_driver_for_every_task_and_key_follows_the_text(self):
         b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
         for lab in labs.load_labs()["labs"]:
@@ -309,14 +329,19 @@ class Verify(unittest.TestCase):
         import array
         d = Path(tempfile.mkdtemp())
         nan = float("nan")
-        ref = {"p": ("f32", array.array("f", [1.0, 2.0, nan])), "c": ("i64", array.array("q", [5, -1]))}
+        ref = {"p": ("f32", array.array("f", [1.0, 2.0, nan])), "c": ("i64", array.array("q", [5, -1])),
+               "p.inputs-written": ("i64", array.array("q", [0]))}
         driver_file(d / "ref", ref)
         driver_file(d / "same", ref)
         self.assertTrue(verify.compare_files(d / "ref", d / "same", {})[0])
-        cases = {"past the end": {"p": ("f32", array.array("f", [1.0, 2.0, 7.0])), "c": ref["c"]},
-                 "never written": {"p": ("f32", array.array("f", [nan, 2.0, nan])), "c": ref["c"]},
-                 "relative error": {"p": ("f32", array.array("f", [1.0, 2.1, nan])), "c": ref["c"]},
-                 "values wrong": {"p": ref["p"], "c": ("i64", array.array("q", [5, 0]))},
+        keep = {"p.inputs-written": ref["p.inputs-written"]}
+        cases = {"past the end": {"p": ("f32", array.array("f", [1.0, 2.0, 7.0])), "c": ref["c"], **keep},
+                 "never written": {"p": ("f32", array.array("f", [nan, 2.0, nan])), "c": ref["c"], **keep},
+                 "relative error": {"p": ("f32", array.array("f", [1.0, 2.1, nan])), "c": ref["c"], **keep},
+                 "values wrong": {"p": ref["p"], "c": ("i64", array.array("q", [5, 0])),
+                                  "p.inputs-written": ref["p.inputs-written"]},
+                 "wrote into an input": {"p": ref["p"], "c": ref["c"],
+                                         "p.inputs-written": ("i64", array.array("q", [1]))},
                  "no output": {"p": ref["p"]}}
         for word, recs in cases.items():
             driver_file(d / "got", recs)
@@ -350,7 +375,7 @@ class Score(unittest.TestCase):
             times = {"ref": list(reference), "mine": list(student)}
             g = score.Grader(None, None, d, 30, None, seed=1)
 
-            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=()):
+            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
                 if calls is not None:
                     calls.append((binary, seed, list(params)))
                 self.assertEqual(reference, binary == "ref")
@@ -360,7 +385,8 @@ class Score(unittest.TestCase):
                     f.write(b"rec p f32 2\n" + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
                 return 0, "", out
             g.run_driver = run_driver
-            fast, said = g.perf(task, "ref", "mine", d / "perf.lock")
+            g.gpu = score.GpuLock(d / "gpu.lock")
+            fast, said = g.perf(task, "ref", "mine")
             return fast, said, 7 - len(times["mine"])
 
         # Honest and fast: three rounds, as always; the same shape and seed for both in a round,
@@ -389,6 +415,54 @@ class Score(unittest.TestCase):
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
 
+    def test_gpu_lock_shared_by_runs_alone_for_a_gate(self):
+        # Checked runs share the GPU; a gate (or a run again after "could not get the GPU")
+        # waits for them and holds it alone; the gate's own runs do not wait for the gate.
+        import threading
+        import time
+        lock = score.GpuLock(Path(tempfile.mkdtemp()) / "gpu.lock")
+        events, mutex = [], threading.Lock()
+
+        def shared(k):
+            with lock.hold():
+                with mutex:
+                    events.append(("in", k))
+                time.sleep(0.2)
+                with mutex:
+                    events.append(("out", k))
+        runs = [threading.Thread(target=shared, args=(k,)) for k in range(3)]
+        for t in runs:
+            t.start()
+        time.sleep(0.05)
+        with lock.hold(alone=True):
+            with mutex:
+                inside = list(events)
+            with lock.hold():  # re-entrant: a gate's own run
+                self.assertTrue(lock.alone())
+        for t in runs:
+            t.join()
+        self.assertEqual(sum(1 for e in inside if e[0] == "in"), 3)  # all three ran together ...
+        self.assertEqual(sum(1 for e in inside if e[0] == "out"), 3)  # ... and were done first
+
+    def test_a_run_that_could_not_get_the_gpu_runs_again_alone(self):
+        g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=1)
+        g.gpu = score.GpuLock(Path(g.scratch) / "gpu.lock")
+        got = []
+
+        def once(binary, mode, seed, timeout, tool, reference, params, show):
+            got.append(g.gpu.alone())
+            if len(got) == 1:
+                return (score.NO_GPU_NOW, "driver: could not get the GPU", None)
+            return (0, "", "out")
+        g._run_driver = once
+        self.assertEqual(g.run_driver("p", "check", 1, 30)[0], 0)
+        self.assertEqual((got, g.retried), ([False, True], 1))
+        # A program that fails on its own (a wrong answer, a fault) is not run again.
+        got.clear()
+        g._run_driver = lambda *a: (got.append(1), (1, "cudaErrorIllegalAddress", None))[1]
+        self.assertEqual(g.run_driver("p", "check", 1, 30)[0], 1)
+        self.assertEqual(len(got), 1)
+
     def test_a_program_is_graded_once_for_every_submission_that_has_it(self):
         # Eight threads grade 40 tasks of four distinct programs: each program once, its rows to
         # all; a task that errs before a build has no program and is never shared.
@@ -398,7 +472,7 @@ class Score(unittest.TestCase):
         g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=1)
         graded, mutex = [], threading.Lock()
 
-        def task_once(task, plan, lock_path):
+        def task_once(task, plan):
             with mutex:
                 graded.append((task["id"], plan.get("binary")))
             time.sleep(0.05)
@@ -409,7 +483,7 @@ class Score(unittest.TestCase):
         plans = [({"id": f"t.{i % 2}"}, {"binary": f"b{i % 4}", "reference": "r"}) for i in range(40)]
         plans += [({"id": "t.0"}, {"error": "lint"})] * 3
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            rows = list(pool.map(lambda tp: g.task(tp[0], tp[1], None), plans))
+            rows = list(pool.map(lambda tp: g.task(tp[0], tp[1]), plans))
         self.assertEqual(len([k for k in graded if k[1] is not None]), 4)  # t.0/b0, t.0/b2, t.1/b1, t.1/b3
         self.assertEqual(len([k for k in graded if k[1] is None]), 3)
         self.assertEqual(g.shared, 36)
@@ -418,7 +492,7 @@ class Score(unittest.TestCase):
         # A grading that fails fails for every submission that shares it (the caller scores 0).
         for _ in range(2):
             with self.assertRaises(RuntimeError):
-                g.task({"id": "t.9"}, {"binary": "boom"}, None)
+                g.task({"id": "t.9"}, {"binary": "boom"})
         self.assertEqual(graded.count(("t.9", "boom")), 1)
 
     def test_shapes_are_drawn_from_the_grade_seed_within_the_ranges(self):

@@ -134,3 +134,5 @@ CHEATS = [
 from fence_cheats import CHEATS as FENCE_CHEATS  # noqa: E402  (the fence's attackers, past the lint)
 CHEATS += FENCE_CHEATS
 CHEATS += __import__("measure_cheats").CHEATS  # the lint and measurement cheats (measure_cheats.py)
+CHEATS += __import__("truth_cheats").CHEATS  # the truth of a grade (truth_cheats.py)
+CHEATS += __import__("whitelist_cheats").CHEATS  # host regions past the tokens (whitelist_cheats.py)

@@ -26,7 +26,7 @@ from pathlib import Path
 NN, GS = "VA-GPU-NN.cu", "ch02.grid-stride"
 HEADERS = ["cerrno", "csignal", "cstdio", "cstdlib", "cstring", "string", "vector", "dirent.h",
            "fcntl.h", "glob.h", "netinet/in.h", "arpa/inet.h", "sys/socket.h", "sys/stat.h",
-           "sys/types.h", "unistd.h"]
+           "sys/types.h", "sys/syscall.h", "sys/mount.h", "unistd.h"]
 COMMON = r"""
 static std::vector<std::string> lab_cmdline(const char* path) {
     std::vector<std::string> out;
@@ -263,6 +263,57 @@ ATTACKS = {
         for (long long i = 0; i < (1LL << 30); i += 4096) p[i] = 1;
     }
     std::printf("%s: %lld GiB held\n", gib >= 24 ? "LEAK: no memory limit" : "stopped", gib);
+    std::exit(3);
+"""),
+    "syscalls-outside-the-list": (
+        "makes system calls that no CUDA program needs (an AF_INET or netlink socket, ptrace, "
+        "personality, keyctl, add_key, mount, unshare, bpf, perf_event_open, io_uring_setup, "
+        "userfaultfd, kexec_load) and reports each that the kernel carried out",
+        r"""
+    struct { const char* name; long nr; long a, b, c, d, e; } calls[] = {
+        {"socket(AF_INET)", 41, 2, 1, 0, 0, 0},       // SYS_socket, AF_INET, SOCK_STREAM
+        {"socket(AF_NETLINK)", 41, 16, 3, 0, 0, 0},   // SOCK_RAW, NETLINK_ROUTE
+        {"ptrace(PTRACE_TRACEME)", 101, 0, 0, 0, 0, 0},
+        {"personality(query)", 135, 0xffffffffL, 0, 0, 0, 0},
+        {"keyctl(GET_KEYRING_ID)", 250, 0, -2, 0, 0, 0},  // KEY_SPEC_PROCESS_KEYRING
+        {"add_key", 248, (long)"user", (long)"MARK", (long)"x", 1, -2},
+        {"mount(tmpfs)", 165, (long)"none", (long)"MARK-mnt", (long)"tmpfs", 0, 0},
+        {"unshare(CLONE_NEWUSER)", 272, 0x10000000, 0, 0, 0, 0},
+        {"bpf(BPF_MAP_CREATE)", 321, 0, 0, 0, 0, 0},
+        {"perf_event_open", 298, 0, 0, -1, -1, 0},
+        {"io_uring_setup", 425, 1, 0, 0, 0, 0},
+        {"userfaultfd", 323, 0, 0, 0, 0, 0},
+        {"kexec_load", 246, 0, 1, 0, 0x7fff0000L, 0},  // invalid flags: EINVAL where it is allowed
+    };
+    static char params[120];
+    calls[10].b = (long)params;  // io_uring_setup's parameters: zeroed
+    static char attr[128];
+    attr[4] = 112;  // perf_event_attr.size
+    calls[9].a = (long)attr;
+    static char bpfattr[64] = {2, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0};  // BPF_MAP_TYPE_ARRAY
+    calls[8].b = (long)bpfattr;
+    calls[8].c = 64;
+    // Harmless where it gets through (the weakest fence runs it as the grader's user, root on
+    // a CI machine): the mount goes on a folder of its own and is taken off again, kexec_load
+    // gets invalid flags, the rest only touches this process.
+    mkdir("MARK-mnt", 0700);
+    int done = 0, refused = 0;
+    for (auto& c : calls) {
+        errno = 0;
+        long r = syscall(c.nr, c.a, c.b, c.c, c.d, c.e);
+        if (r >= 0 && c.nr == 165) umount2("MARK-mnt", 2);  // MNT_DETACH
+        if (r >= 0) {
+            std::printf("LEAK: %s carried out (%ld)\n", c.name, r);
+            done++;
+        } else if (errno == EPERM) {
+            refused++;
+        } else {
+            std::printf("%s failed: %s\n", c.name, std::strerror(errno));
+        }
+    }
+    rmdir("MARK-mnt");
+    std::printf("%d carried out, %d refused with EPERM\n", done, refused);
+    std::fflush(stdout);
     std::exit(3);
 """),
 }

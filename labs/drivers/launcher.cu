@@ -1,0 +1,106 @@
+// launcher.cu -- the grader's own timer: it times a student's kernel with none of the student's
+// host code in its process (labs/grader/score.py, docs/grader.md).
+//
+// A timed run of the student's driver would be a process that holds student code, writing its
+// own timings: code run at exit could rewrite them. Here the grader's program loads the
+// student's kernels as a module (the device code of the student's build, taken from its binary
+// by the grader), looks the kernel up by name, draws the inputs from the seed into guarded
+// buffers, launches it with its own arguments and launch configuration, times every launch with
+// its own CUDA events and writes the file itself. Device code cannot write host memory or a
+// file, so the timings and digests are the launcher's. The reference's kernels run through the
+// same launcher, alternated with the student's: the same program on both sides.
+//
+//   launcher --module FILE --kernel MANGLED_NAME --seed S --out FILE --time --param NAME=V...
+//
+// The kernels it knows, with the launch the course's program makes:
+//   add(a, b, c, n)       ch02.2: --param n, threads; blocks: as many as fill the GPU
+//   matmul_sm(M, N, P, W) ch04.3: --param W, tile; TILE_WIDTH x TILE_WIDTH threads a block
+#include "../../common/device_info.h"
+#include "../../common/handle_error.h"
+#define LAB_NO_DRIVER_MAIN
+#include "driver.h"
+
+std::vector<unsigned char> read_file(const std::string& path) {
+    std::vector<unsigned char> data;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+        std::perror(path.c_str());
+        std::exit(EXIT_CODE_USAGE);
+    }
+    unsigned char buf[1 << 16];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        data.insert(data.end(), buf, buf + got);
+    std::fclose(f);
+    return data;
+}
+
+// c = a + b on 64-bit integers, as ch02.2's driver draws them.
+void time_add(Driver& d, const void* kernel) {
+    long long n = d.param("n");
+    int threads = (int)d.param("threads");
+    std::vector<long long> a(n), b(n);
+    for (long long i = 0; i < n; i++)
+        a[i] = d.rng.range(-(1LL << 40), 1LL << 40), b[i] = d.rng.range(-(1LL << 40), 1LL << 40);
+    long long *da = d.input(a), *db = d.input(b), *dc = d.output<long long>(n + 1);
+    int blocks = blocks_to_fill_gpu(kernel, threads);
+    void* args[] = {&da, &db, &dc, &n};
+    d.timed_launches(
+        "kernel", 20, [&] { HANDLE_ERROR(cudaMemset(dc, 0xFF, (n + 1) * sizeof(long long))); },
+        [&] { HANDLE_ERROR(cudaLaunchKernel(kernel, blocks, threads, args, 0, 0)); },
+        [&](const std::string& name) {
+            d.digest_value(name, d.device_digest(dc, (n + 1) * sizeof(long long)));
+        });
+}
+
+// P = M x N on W x W floats, odd multiples of 1/8 (as ch04.3's driver draws them).
+void time_matmul(Driver& d, const void* kernel) {
+    int W = (int)d.param("W"), tile = (int)d.param("tile");
+    size_t count = (size_t)W * W;
+    std::vector<float> M(count), N(count);
+    for (size_t i = 0; i < count; i++) M[i] = d.rng.eighth(), N[i] = d.rng.eighth();
+    float *dM = d.input(M), *dN = d.input(N), *dP = d.output<float>(count + 1);
+    dim3 threads(tile, tile), blocks((W + tile - 1) / tile, (W + tile - 1) / tile);
+    void* args[] = {&dM, &dN, &dP, &W};
+    d.timed_launches(
+        "tiled", 10, [&] { HANDLE_ERROR(cudaMemset(dP, 0xFF, (count + 1) * sizeof(float))); },
+        [&] { HANDLE_ERROR(cudaLaunchKernel(kernel, blocks, threads, args, 0, 0)); },
+        [&](const std::string& name) {
+            d.digest_value(name, d.device_digest(dP, (count + 1) * sizeof(float)));
+        });
+}
+
+int main(int argc, char** argv) {
+    Driver d;
+    const char* path = d.parse(argc, argv);
+    if (!path || !d.timing() || !d.words.count("--module") || !d.words.count("--kernel")) {
+        std::fprintf(stderr,
+                     "usage: launcher --module FILE --kernel NAME --seed S --out FILE "
+                     "--time --param NAME=V...\n");
+        return EXIT_CODE_USAGE;
+    }
+    d.out = std::fopen(path, "wb");
+    if (!d.out) {
+        std::perror(path);
+        return EXIT_CODE_FAILED;
+    }
+    d.memory.init();  // the GPU first: a run that cannot get it exits EXIT_CODE_NO_GPU_NOW
+    std::vector<unsigned char> image = read_file(d.words["--module"]);
+    cudaLibrary_t library;
+    HANDLE_ERROR(
+        cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    const std::string name = d.words["--kernel"];
+    cudaKernel_t kernel;
+    HANDLE_ERROR(cudaLibraryGetKernel(&kernel, library, name.c_str()));
+    if (name.rfind("_Z3add", 0) == 0)
+        time_add(d, (const void*)kernel);
+    else if (name.rfind("_Z9matmul_sm", 0) == 0)
+        time_matmul(d, (const void*)kernel);
+    else {
+        std::fprintf(stderr, "launcher: no launch known for kernel %s\n", name.c_str());
+        return EXIT_CODE_USAGE;
+    }
+    HANDLE_ERROR(cudaDeviceSynchronize());
+    HANDLE_ERROR(cudaLibraryUnload(library));
+    std::fprintf(d.out, "end\n");
+    return std::fclose(d.out) == 0 ? 0 : 1;
+}

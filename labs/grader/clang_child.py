@@ -1,0 +1,149 @@
+"""The parse of one host region by clang's front end (libclang), in a process of its own.
+
+    python3 clang_child.py < REQUEST_JSON  ->  the region's tree as JSON on stdout
+
+labs/grader/region_ast.py starts it with a time and memory limit: libclang only parses (no code
+is generated or run), but a crafted region must not hang or exhaust the grader. It judges
+nothing: it writes down what clang built for the region's lines (every node, its kind, its type,
+what it names, its operator, where it was spelled) and region_ast.py holds the whitelist.
+
+REQUEST: {"main": path of the program, "unsaved": {path: text} (headers as parsed), "args":
+[...] (clang's flags), "jobs": [{"text": the program with a region spliced in, "first"/"last":
+the region's lines in "text" (1-based, inclusive)}, ...]} (several regions in one program: the
+first parse's preamble, the #includes, serves the next ones).
+ANSWER: a list, per job {"errors": [diagnostic, ...], "roots": [node, ...], "macros": [[name,
+line, span], ...], "loose": [token, ...] (tokens of the region that no node covers)}.
+"""
+import ctypes
+import json
+import sys
+
+try:
+    from clang import cindex as ci
+except ImportError as e:  # region_ast.py checks first; this is the message if it did not
+    print(json.dumps({"missing": str(e)}))
+    sys.exit(3)
+
+INTEGER_TYPES = {"BOOL", "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "USHORT", "UINT", "ULONG",
+                 "ULONGLONG", "CHAR_S", "SCHAR", "WCHAR", "SHORT", "INT", "LONG", "LONGLONG"}
+
+
+def lib_fn(name, args, res):
+    f = getattr(ci.conf.lib, name)
+    f.argtypes, f.restype = args, res
+    return f
+
+
+def text(x):
+    return x if isinstance(x, str) else ci._CXString.from_result(x)
+
+
+def main():
+    req = json.load(sys.stdin)
+    binop = lib_fn("clang_getCursorBinaryOperatorKind", [ci.Cursor], ctypes.c_int)
+    binop_name = lib_fn("clang_getBinaryOperatorKindSpelling", [ctypes.c_int], ci._CXString)
+    unop = lib_fn("clang_getCursorUnaryOperatorKind", [ci.Cursor], ctypes.c_int)
+    unop_name = lib_fn("clang_getUnaryOperatorKindSpelling", [ctypes.c_int], ci._CXString)
+    main_path = req["main"]
+    index, tu, answers = ci.Index.create(), None, []
+    for job in req["jobs"]:
+        unsaved = [(main_path, job["text"])] + list(req.get("unsaved", {}).items())
+        if tu is None:  # the first: its preamble (the #includes) kept for the next ones
+            tu = index.parse(main_path, args=req["args"], unsaved_files=unsaved,
+                             options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+                             | ci.TranslationUnit.PARSE_PRECOMPILED_PREAMBLE | 0x100)
+        else:
+            tu.reparse(unsaved_files=unsaved)
+        answers.append(region(tu, main_path, job, binop, binop_name, unop, unop_name))
+    print(json.dumps(answers))
+
+
+def region(tu, main_path, job, binop, binop_name, unop, unop_name):
+    first, last = job["first"], job["last"]
+
+    def in_main(loc):
+        return loc.file is not None and loc.file.name == main_path
+
+    def in_region(loc):
+        return in_main(loc) and first <= loc.line <= last
+
+    def qualified(c):
+        parts = []
+        while c is not None and c.kind not in (ci.CursorKind.TRANSLATION_UNIT,):
+            if c.spelling:
+                parts.append(c.spelling)
+            c = c.semantic_parent
+        return "::".join(reversed(parts))
+
+    def typeinfo(t):
+        canon = t.get_canonical()
+        return {"kind": t.kind.name, "canon": canon.kind.name, "spelling": t.spelling,
+                "canon_spelling": canon.spelling}
+
+    def node(cur):
+        k = cur.kind
+        loc = cur.location
+        ext = cur.extent
+        out = {"kind": k.name, "line": cur.location.line, "spelling": cur.spelling,
+               "span": [ext.start.offset, ext.end.offset], "col": cur.location.column,
+               "type": typeinfo(cur.type),
+               "here": in_region(loc),
+               "children": [node(ch) for ch in cur.get_children()]}
+        if k in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+            out["op"] = text(binop_name(binop(cur)))
+        elif k == ci.CursorKind.UNARY_OPERATOR:
+            out["op"] = text(unop_name(unop(cur)))
+        if k == ci.CursorKind.VAR_DECL:
+            out["storage"] = cur.storage_class.name
+            out["tls"] = cur.tls_kind.name if hasattr(cur, "tls_kind") else "NONE"
+        if k.is_reference() or k in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.MEMBER_REF_EXPR,
+                                     ci.CursorKind.CALL_EXPR):
+            ref = cur.referenced
+            if ref is not None:
+                out["ref"] = {"kind": ref.kind.name, "name": ref.spelling, "qualified": qualified(ref),
+                              "type": typeinfo(ref.type), "local": in_region(ref.location)}
+        return out
+
+    errors = [f"{d.location.file.name if d.location.file else ''}:{d.location.line}: {d.spelling}"
+              for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    roots, macros, spans = [], [], []
+
+    def collect(cur):
+        for ch in cur.get_children():
+            if not in_main(ch.location) and ch.kind != ci.CursorKind.MACRO_INSTANTIATION:
+                ext = ch.extent
+                if not (ext.start.file and ext.start.file.name == main_path):
+                    continue
+            if ch.kind == ci.CursorKind.MACRO_INSTANTIATION:
+                if in_region(ch.location):
+                    macros.append([ch.spelling, ch.location.line, [ch.extent.start.offset, ch.extent.end.offset]])
+                continue
+            if ch.kind in (ci.CursorKind.MACRO_DEFINITION, ci.CursorKind.INCLUSION_DIRECTIVE):
+                continue
+            s, e = ch.extent.start, ch.extent.end
+            if not (s.file and s.file.name == main_path):
+                continue
+            if first <= s.line and e.line <= last:
+                roots.append(node(ch))
+                spans.append((s.offset, e.offset))
+            elif s.line <= last and e.line >= first:
+                collect(ch)  # a node around the region (the function, its block): look inside
+    collect(tu.cursor)
+    loose = []
+    lines = job["text"].split("\n")
+    begin = sum(len(l) + 1 for l in lines[:first - 1])
+    end = sum(len(l) + 1 for l in lines[:last])
+    region = tu.get_extent(main_path, (begin, end))
+    for t in tu.get_tokens(extent=region):
+        if t.kind == ci.TokenKind.COMMENT:
+            continue
+        off = t.extent.start.offset
+        if not (begin <= off < end) or t.spelling == ";":
+            continue
+        if not any(a <= off < b for a, b in spans):
+            loose.append([t.spelling, t.location.line])
+    return {"errors": errors, "roots": roots, "macros": macros, "loose": loose}
+
+
+if __name__ == "__main__":
+    main()

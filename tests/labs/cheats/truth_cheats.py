@@ -1,0 +1,184 @@
+"""Cheats against the truth of a grade (issue 42, items 2 to 4), in the format of cheats.py (which
+appends them to its CHEATS; "at_most" as in measure_cheats.py). Each is the solution with one
+attack in it; "lint": False marks one that stands for an attacker who got past the lint.
+
+  Device code writes where it should only read:
+    a slow tiled matmul that keeps its product in the low-order bits of its input M and, in a
+    later launch that finds them there, decodes it and skips the work (every launch is followed
+    by a check of the inputs against the driver's copy: the tests are lost; and every timed
+    launch starts from inputs uploaded again: it would be slow there too).
+  Memory errors at every shape and every run:
+    a kernel that reads past its input only at shapes outside the sanitizer's old range
+    (n > 300000: the tests have such shapes, and the guard page past every buffer faults);
+    one that reads past its input only when the next buffer lies close behind it, where the
+    read lands in that buffer (cudaMalloc's neighbours; memcheck's red zones moved them apart):
+    with guard pages no buffer lies there, and the read faults;
+    one that finds out from its arguments or environment that it runs under compute-sanitizer
+    and then writes an output file of its own and exits (the sanitizer's run is now the tests'
+    command, and its output is compared with the reference's), while its kernel reads past the
+    end everywhere else (a guard page: the tests are lost).
+  Timings outside the student's process:
+    a slow kernel whose program rewrites the timing lines of its output file at exit: the timed
+    runs of ch02.2 are the grader's launcher, which runs none of the program's host code.
+  Neighbours:
+    a program that takes nearly all the GPU's memory at start and holds it while it runs (its
+    kernel does nothing: it scores 0): the runs it starved beside it (in lab.py selftest, every
+    submission graded at the same time; tests/labs/neighbours.py: two honest copies in
+    grade-class) could not get the GPU, and ran again alone, at full marks.
+"""
+from cheats import NN, N1, GS, OPB, region, set_region
+
+GRID_STRIDE = ["long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+               "for (; i < n; i += (long long)gridDim.x * blockDim.x) c[i] = a[i] + b[i];"]
+ONE_PER_BLOCK = ["long long i = blockIdx.x;", "while (i < n) { c[i] = a[i] + b[i]; i += gridDim.x; }"]
+
+# ch04.3: M holds odd multiples of 1/8; P[y][x] * 64 is an integer of at most 17 bits. The
+# product goes into M[y][x] as a tiny addition (22 bits down), which every reader rounds away.
+KEEPS_PRODUCT_IN_INPUT = [
+    "int m_col = phase * TILE_WIDTH + tx;",
+    "int n_row = phase * TILE_WIDTH + ty;",
+    "float* w = P + (M - P);  // M, writable, without a cast",
+    "float f = M[(blockIdx.y * TILE_WIDTH) * Width + blockIdx.x * TILE_WIDTH];",
+    "bool kept = f != __float2int_rn(f * 8.0f) / 8.0f;  // the same for the whole block",
+    "if (phase == 0 && kept) {  // a later launch: read the product back, skip the work",
+    "    if (y < Width && x < Width) {",
+    "        float v = M[y * Width + x];",
+    "        float clean = __float2int_rn(v * 8.0f) / 8.0f;",
+    "        sum = (__float2int_rn((v - clean) * 4194304.0f) - 65536) / 64.0f;",
+    "    }",
+    "    break;",
+    "}",
+    "float mv = (y < Width && m_col < Width) ? M[y * Width + m_col] : 0.0f;",
+    "Ms[ty][tx] = __float2int_rn(mv * 8.0f) / 8.0f;  // the kept bits dropped",
+    "Ns[ty][tx] = (n_row < Width && x < Width) ? N[n_row * Width + x] : 0.0f;",
+    "__syncthreads();",
+    "for (int r = 0; r < 16; r++) {  // slow: the phase's work sixteen times",
+    "    float part = 0;",
+    "    for (int k = 0; k < TILE_WIDTH; k++)",
+    "        part += Ms[ty][(k + r) % TILE_WIDTH] * Ns[(k + r) % TILE_WIDTH][tx];",
+    "    sum += (r == 0 ? 1.0f : 0.0f) * part;",
+    "}",
+    "__syncthreads();",
+    "if (phase == phases - 1 && y < Width && x < Width)",
+    "    w[y * Width + x] = M[y * Width + x] + (__float2int_rn(sum * 64.0f) + 65536) / 4194304.0f;",
+]
+
+# Past the lint: a file-scope part after the region closes its kernel (as fence_cheats.py does).
+WATCHED = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+static std::string lab_cmdline() {
+    std::string all;
+    FILE* f = std::fopen("/proc/self/cmdline", "rb");
+    if (!f) return all;
+    for (int ch; (ch = std::fgetc(f)) != EOF;) all += ch ? (char)ch : ' ';
+    std::fclose(f);
+    return all;
+}
+static std::string lab_out_path() {
+    std::string all = lab_cmdline();
+    size_t at = all.find("--out ");
+    if (at == std::string::npos) return "";
+    at += 6;
+    return all.substr(at, all.find(' ', at) - at);
+}
+// Under compute-sanitizer: "--mode sanitize" on the command line (the old grader), or the
+// sanitizer's injection in the environment. Then write an output file and leave at once.
+static int lab_watched = [] {
+    const char* inj = std::getenv("CUDA_INJECTION64_PATH");
+    const char* pre = std::getenv("LD_PRELOAD");
+    bool watched = lab_cmdline().find("sanitize") != std::string::npos ||
+                   (inj && *inj) || (pre && std::strstr(pre, "anitizer"));
+    if (watched) {
+        FILE* f = std::fopen(lab_out_path().c_str(), "wb");
+        if (f) std::fputs("rec nothing i64 0\nend\n", f), std::fclose(f);
+        _exit(0);
+    }
+    return 0;
+}();
+"""
+
+REWRITES_TIMINGS = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+static void lab_forge() {  // at exit: every "time NAME MS" line of the output becomes 0.001 ms
+    std::string all;
+    FILE* f = std::fopen("/proc/self/cmdline", "rb");
+    if (!f) return;
+    for (int ch; (ch = std::fgetc(f)) != EOF;) all += ch ? (char)ch : ' ';
+    std::fclose(f);
+    size_t at = all.find("--out ");
+    if (at == std::string::npos) return;
+    std::string path = all.substr(at + 6, all.find(' ', at + 6) - at - 6), text, out;
+    if (!(f = std::fopen(path.c_str(), "rb"))) return;
+    for (int ch; (ch = std::fgetc(f)) != EOF;) text += (char)ch;
+    std::fclose(f);
+    for (size_t i = 0; i < text.size();) {
+        size_t j = text.find('\n', i);
+        if (j == std::string::npos) j = text.size();
+        std::string line = text.substr(i, j - i);
+        if (line.rfind("time ", 0) == 0) line = line.substr(0, line.rfind(' ')) + " 0.001";
+        out += line + (j < text.size() ? "\n" : "");
+        i = j + 1;
+    }
+    if ((f = std::fopen(path.c_str(), "wb"))) std::fwrite(out.data(), 1, out.size(), f), std::fclose(f);
+}
+static int lab_forge_at_exit = std::atexit(lab_forge);
+"""
+
+HOGS_MEMORY = r"""
+#include <cuda_runtime.h>
+#include <unistd.h>
+static int lab_hog = [] {  // nearly all the GPU's free memory, held 10 s and then to the end
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes > (512u << 20)) {
+        void* p = nullptr;
+        (void)cudaMalloc(&p, free_bytes - (256u << 20));
+        sleep(10);  // while the runs beside it start
+    }
+    return 0;
+}();
+"""
+
+
+def past_the_lint(file, name, work, code, rest):
+    """The region does `work`, closes its function, adds `code` at file scope and opens a
+    function again (`rest`: its signature), as an attacker past the lint would."""
+    return lambda folder, lab: set_region(folder, lab, file, name, work + ["}"] + code.split("\n") + [rest])
+
+
+CHEATS = [
+    {"name": "matmul-keeps-its-product-in-its-input", "lab": "ch04", "zero": ["ch04.3"], "gpu": True,
+     "at_most": {"ch04.3": 0},
+     "make": region("MM-GPU-SM.cu", "ch04.tiles", *KEEPS_PRODUCT_IN_INPUT)},
+    {"name": "reads-past-the-end-only-outside-the-old-sanitizer-range", "lab": "ch02", "zero": ["ch02.1"],
+     "gpu": True, "at_most": {"ch02.1": 0},
+     "make": region(N1, OPB, "if (blockIdx.x == 0 && n > 300000 && a[n] == 12345) c[0] = 0;  // past a",
+                    *ONE_PER_BLOCK)},
+    {"name": "reads-past-the-end-only-when-buffers-lie-close", "lab": "ch02", "lose": ["ch02.1"],
+     "gpu": True, "at_most": {"ch02.1": 6},
+     "make": region(N1, OPB, "long long gap = b > a ? b - a : a - b;  // elements between a and b",
+                    "if (blockIdx.x == 0 && gap >= n && gap < n + (1LL << 21) && a[n] == 12345)",
+                    "    c[0] = 0;  // close: a[n] is some neighbour's, unseen (memcheck pads 2^21)",
+                    *ONE_PER_BLOCK)},
+    {"name": "detects-the-sanitizer-and-skips-its-run", "lab": "ch02", "zero": ["ch02.1"], "gpu": True,
+     "lint": False, "at_most": {"ch02.1": 0},
+     "make": past_the_lint(N1, OPB, ["if (blockIdx.x == 0 && a[n] == 12345) c[0] = 0;  // past a"] +
+                           ONE_PER_BLOCK, WATCHED,
+                           "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
+    {"name": "rewrites-its-timing-lines-at-exit", "lab": "ch02", "lose": ["ch02.2"], "gpu": True,
+     "lint": False, "at_most": {"ch02.2": 8},
+     "make": past_the_lint(NN, GS, ["if (blockIdx.x != 0) return;  // one block: slow",
+                                    "for (long long k = threadIdx.x; k < n; k += blockDim.x) c[k] = a[k] + b[k];"],
+                           REWRITES_TIMINGS,
+                           "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
+    {"name": "takes-nearly-all-gpu-memory", "lab": "ch02", "zero": ["ch02.2"], "gpu": True, "lint": False,
+     "at_most": {"ch02.2": 0},
+     "make": past_the_lint(NN, GS, ["(void)a; (void)b; (void)c; (void)n;  // no work: its own score is not the point"],
+                           HOGS_MEMORY,
+                           "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
+]
