@@ -36,6 +36,7 @@ from gen.ch05 import *  # noqa: F401,F403
 from gen.ch06 import *  # noqa: F401,F403
 from gen.ch07 import *  # noqa: F401,F403
 from gen.instructors import *  # noqa: F401,F403
+from gen.labs import *  # noqa: F401,F403
 from gen.ladders import *  # noqa: F401,F403
 from gen.readme import *  # noqa: F401,F403
 
