@@ -27,7 +27,7 @@ def tour_excerpt(every=6):
         if i % every == 4 or i == len(runs):
             name = f"ch{e['chapter']:02d} {e['program']} {' '.join(shown_args(e))}".strip()
             shown = e["status"] if e["status"] != "skipped" else "skipped: " + e.get("detail", "")
-            lines.append(f"[{i:2d}/{len(runs)}] {name:<52} {e['seconds']:5.1f} s  {shown}")
+            lines += tour.progress_line(i, len(runs), name, e["seconds"], shown).split("\n")
     lines.append("...")
     last = {}
     for r in data.get("summary", []):
