@@ -115,6 +115,28 @@ class StudentKit(unittest.TestCase):
         self.assertNotIn("//grade.sh", r.stdout)
 
 
+class CheatFolders(unittest.TestCase):
+    def test_a_cheat_made_and_never_graded_leaves_nothing_in_tmp(self):
+        # The symlink cheat's secret file (tests/labs/cheats/fence_cheats.py): the compiler
+        # tests and a self-test without a GPU make the folder and never grade it.
+        pattern = "lab-fence-sanitizer-log-symlink-*-secret"
+        before = set(Path("/tmp").glob(pattern))
+        code = "\n".join([
+            "import sys, tempfile", "from pathlib import Path",
+            f"sys.path[:0] = [{str(REPO / 'labs')!r}, {str(REPO / 'tests' / 'labs' / 'cheats')!r}]",
+            "from grader import kit, labs", "import cheats",
+            "c = next(c for c in cheats.CHEATS if c['name'] == 'fence-sanitizer-log-symlink')",
+            "with tempfile.TemporaryDirectory(prefix='lab-kit-test-') as t:",
+            "    kit.cmd_make('ch02', Path(t) / 's', solution=True)",
+            "    c['make'](Path(t) / 's', labs.find_lab('ch02')[0])",
+            f"print(sorted(Path('/tmp').glob({pattern!r})))"])
+        r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("-secret", r.stdout)  # it was made: the test can fail
+        self.assertEqual(set(Path("/tmp").glob(pattern)) - before, set(), "left in /tmp")
+
+
 class GradeOutput(unittest.TestCase):
     def test_the_fence_line_is_wrapped_and_printed_once(self):
         lab = labs.find_lab("ch02")[0]
