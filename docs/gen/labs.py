@@ -86,11 +86,11 @@ def _ranges(shapes):
     return ", ".join(f"{k} from {lo} to {hi}" for k, (lo, hi) in shapes.items())
 
 
-def _compared(task):
+def _compared(task, short=False):
     tol = task.get("tolerance", {})
     if "f32" in tol:
         return (f"each float output within a relative error norm of {tol['f32']:g} of the "
-                "reference's (a sum in another order rounds differently)")
+                "reference's" + ("" if short else " (a sum in another order rounds differently)"))
     if "u8" in tol:
         return f"each byte within {tol['u8']} of the reference's"
     return "every value equal to the reference's"
@@ -132,3 +132,26 @@ def lab_grading(chapter):
                  f"(CUDA events, yours and the reference's in turn), at one shape drawn at "
                  f"grade time, {_ranges(p['shapes'])}.", "  ")
         cog.outl("")
+
+
+def lab_checks_table():
+    """docs/instructors.md's table of what each task checks, from the same sources."""
+    cog.outl("| task | region(s) | outputs compared: the driver's cases | sanitizers: shapes drawn "
+             "| speed gate | points |")
+    cog.outl("|---|---|---|---|---|---|")
+    for lab in _labs()["labs"]:
+        for task in lab["tasks"]:
+            _, text = _driver(task)
+            pts = task["points"]
+            cases = ", ".join(c for c, _ in driver_cases(text))
+            san = task.get("sanitize", {})
+            tools = (f"{', '.join(san['tools'])}: {san['count']} shapes, {_ranges(san['shapes'])}"
+                     if san.get("tools") else "—")
+            gate = "—"
+            if "perf" in task:
+                p = task["perf"]
+                gate = (f"≥ {100 * p['min_ratio']:.0f}% of the reference's {p['what']}, at "
+                        f"{_ranges(p['shapes'])}")
+            regions = ", ".join(f"`{r}`" for r in task["regions"])
+            cog.outl(f"| {task['id']} | `{task['file']}` {regions} | {cases} ({_compared(task, short=True)}) "
+                     f"| {tools} | {gate} | {' + '.join(str(v) for v in pts.values())} |")
