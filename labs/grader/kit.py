@@ -230,14 +230,15 @@ def cmd_list():
 
 
 def kit_leaks(lab, folder):
-    """Solution lines (of any task's region) found in any text file of a made kit:
-    [(kit file, line)]."""
+    """Solution lines (of any task's region) found in any text file of a made kit, the lint's
+    Python and labs.json that it ships included: [(kit file, line)]."""
     sol = set()
     for name in lab["files"]:
         sol |= solution_lines((REPO / lab["folder"] / name).read_text(), name)
     leaks = []
     for p in sorted(Path(folder).rglob("*")):
-        if not p.is_file() or p.suffix not in (".cu", ".h", ".cpp", ".md", ".txt", ".sh", ""):
+        if not p.is_file() or p.suffix not in (".cu", ".h", ".cpp", ".md", ".txt", ".sh", ".py",
+                                               ".json", ""):
             continue
         try:
             text = p.read_text()
