@@ -288,9 +288,10 @@ def run(doc, argv=None):
             return cmd_list()
         if args.command == "make":
             lab = cmd_make(args.chapter, args.dir, args.solution)
-            print(f"lab {lab['chapter']} written to {args.dir} ({'solution' if args.solution else 'skeleton'}):"
-                  f" {', '.join(lab['files'])}; lint it with {Path(args.dir) / 'lint.py'}, grade it "
-                  f"with {Path(args.dir) / 'grade.sh'} and a grading kit (lab.py kit)")
+            print(report.wrapped(
+                f"lab {lab['chapter']} written to {args.dir} ({'solution' if args.solution else 'skeleton'}):"
+                f" {', '.join(lab['files'])}; lint it with {Path(args.dir) / 'lint.py'}, grade it "
+                f"with {Path(args.dir) / 'grade.sh'} and a grading kit (lab.py kit)"))
             return EXIT_OK
         if args.command == "kit":
             lab = cmd_kit(args.chapter, args.dir, args.arch, args.nvcc)

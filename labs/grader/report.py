@@ -29,6 +29,13 @@ def table(lab, results, who="", fence=None):
     return "\n".join(out), total, maximum
 
 
+def wrapped(text, width=100):
+    """A message of lab.py within width columns, its later lines indented."""
+    import textwrap
+    return textwrap.fill(text, width, subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def fence_line(detail, width=100):
     """'fence: <what the fence is>', wrapped to width columns."""
     import textwrap

@@ -113,6 +113,7 @@ class StudentKit(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn(f"{out}/grade.sh", r.stdout)
         self.assertNotIn("//grade.sh", r.stdout)
+        self.assertTrue(all(len(l) <= WIDTH for l in r.stdout.splitlines()), r.stdout)
 
 
 class CheatFolders(unittest.TestCase):
