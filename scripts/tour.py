@@ -615,7 +615,8 @@ def main():
     if not gpu:
         failed = [e for e in failed if not e.get("needs_gpu", True) or e.get("detail", "").startswith("not built")]
     exit_code = 1 if failed else 0
-    log(wrapped(f"\nRan {len(runs)} programs in {run_seconds:.1f} s (build excluded; "
+    log()
+    log(wrapped(f"Ran {len(runs)} programs in {run_seconds:.1f} s (build excluded; "
                 f"{time.time() - tour_started:.1f} s in all). Results: {os.path.relpath(results, ROOT)}/"))
 
     # Files. results.json is the run's record: "record" says pass or fail and on what GPU,
