@@ -69,7 +69,7 @@ if [ "$pass" = lesson ] && [ ! -f "$side_env" ]; then
 fi
 # The caches that tests' libraries keep (matplotlib's configuration and font cache for the plots'
 # tests, Mesa's shader cache for the window test) go to the build folder, not to ~/.config and
-# ~/.cache: command 2 leaves nothing outside the clone but Xvfb's /tmp/.X11-unix (install.md).
+# ~/.cache (docs/install.md: what is left outside the clone).
 export MPLCONFIGDIR=${MPLCONFIGDIR:-$(realpath -m "$build_dir/cache/matplotlib")}
 export MESA_SHADER_CACHE_DIR=${MESA_SHADER_CACHE_DIR:-$(realpath -m "$build_dir/cache/mesa_shader_cache")}
 now() { date +%s.%N; }
