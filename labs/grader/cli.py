@@ -168,7 +168,9 @@ def cmd_grade(args):
         meta = {"grader_error": str(e), "fence": fence.kind, "fence_detail": fence.describe()}
     report.write_reports(lab, results, out, meta, args.dir)
     if why:
-        # Nothing ran: no table of zeros that would read like points lost.
+        # Nothing ran: no table of zeros that would read like points lost; the fence that would
+        # have run (the report keeps it too), then the one line that says why nothing was graded.
+        print(report.fence_line(meta.get("fence_detail", "?")))
         print(report.cannot_grade_line(why))
         return EXIT_CANNOT
     text, total, maximum = report.table(lab, results, str(args.dir), meta.get("fence_detail"))
