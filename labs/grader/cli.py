@@ -13,7 +13,7 @@ from . import lintdir, report, score
 from .build import Builder
 from .fence import KINDS, Fence, gpu_probe
 from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
-from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab, region_body
+from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab
 
 
 def cmd_lint(args):
