@@ -114,9 +114,14 @@ def cmd_make(chapter, out, solution=False):
     libs = lambda line: " ".join(w[2:] for w in line.split() if w.startswith("-l"))  # noqa: E731
     cmake = [f"# Lab {lab['chapter']}: build the programs of this folder (made by lab.py make);",
              "# ctest runs each: it checks its GPU result against its CPU reference (77: no GPU).",
-             "cmake_minimum_required(VERSION 3.24)", f"project(lab_{lab['chapter']} LANGUAGES CXX CUDA)",
-             "set(CMAKE_CUDA_STANDARD 17)", "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)",
-             "  set(CMAKE_CUDA_ARCHITECTURES native)", "endif()", "enable_testing()"]
+             "cmake_minimum_required(VERSION 3.24)",
+             "# The GPU of this machine where nvidia-smi sees one, unless you give",
+             "# -DCMAKE_CUDA_ARCHITECTURES (or CUDAARCHS); without one, nvcc's default.",
+             "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})",
+             "  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _smi OUTPUT_QUIET ERROR_QUIET)",
+             "  if(_smi EQUAL 0)", "    set(CMAKE_CUDA_ARCHITECTURES native)", "  endif()", "endif()",
+             f"project(lab_{lab['chapter']} LANGUAGES CXX CUDA)",
+             "set(CMAKE_CUDA_STANDARD 17)", "enable_testing()"]
     for target, name, line in builds:
         cmake.append(f"add_executable({target} {lab['folder']}/{name})")
         if libs(line):
