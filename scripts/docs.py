@@ -62,7 +62,8 @@ FILES = ["README.md", "docs/README.md", "docs/ch02_vector_add.md", "docs/ch03_do
          "docs/ch04_hopper.md", "docs/ch05_raytrace.md", "docs/ch05_appendix.md",
          "docs/ch06_streams.md", "docs/ch07_multi_gpu.md", "docs/results-h200.md",
          "docs/instructors.md", "docs/grader.md", "docs/ci.md", "docs/glossary.md",
-         "docs/install.md"]
+         "docs/install.md", "labs/ch02.md", "labs/ch03.md", "labs/ch04.md", "labs/ch05.md",
+         "labs/ch06.md"]
 PLOTS = ["speedup.png", "roofline.png", "transfers.png", "timeline.png"]
 
 

@@ -54,6 +54,6 @@ fi
 junit=$(python3 scripts/test_summary.py --preset "$preset" --where)
 rm -f "$junit"
 status=0
-ctest --preset "$preset" -j "${SANITIZE_JOBS:-4}" "$@" || status=$?
+ctest --preset "$preset" -j "${SANITIZE_JOBS:-4}" --output-junit "$junit" "$@" || status=$?
 python3 scripts/test_summary.py "$junit" || true
 exit $status

@@ -16,7 +16,8 @@
 #       (tests/counters: each rate's numerator against the GPU's own counters, under ncu) run in
 #       this tier too, one at a time while the planted bugs build: they count, they do not time,
 #       and the build (nvcc, on the CPU) leaves the GPU to them (junit-counters-planted-bugs.xml).
-# Each run writes a JUnit report, <build folder>/junit.xml (junit-planted-bugs.xml), and how long
+# Each run writes a JUnit report, <build folder>/junit.xml (junit-planted-bugs.xml: the file each
+# test preset names in CMakePresets.json, vendor.cuda-examples.junit), and how long
 # each step took, <build folder>/times.json (times-planted-bugs.json; tools/ci_record.py keeps it
 # as the record README's times come from).
 # With CUDA_EXAMPLES_REQUIRE_GPU=1 (the gpu presets set it), the only skips allowed are the tests
@@ -66,6 +67,11 @@ if [ "$pass" = lesson ] && [ ! -f "$side_env" ]; then
   echo "test.sh: --pass lesson follows --pass side in the same build folder ($side_env is missing)" >&2
   exit 2
 fi
+# The caches that tests' libraries keep (matplotlib's configuration and font cache for the plots'
+# tests, Mesa's shader cache for the window test) go to the build folder, not to ~/.config and
+# ~/.cache (docs/install.md: what is left outside the clone).
+export MPLCONFIGDIR=${MPLCONFIGDIR:-$(realpath -m "$build_dir/cache/matplotlib")}
+export MESA_SHADER_CACHE_DIR=${MESA_SHADER_CACHE_DIR:-$(realpath -m "$build_dir/cache/mesa_shader_cache")}
 now() { date +%s.%N; }
 t0=$(now)
 scripts/setup.sh test
@@ -76,6 +82,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null 2>&1; then export CMAKE_GENERATOR=Ninja; fi
 configure_args=()
 [ -n "${CUDA_EXAMPLES_MUTANTS:-}" ] && configure_args+=("-DCUDA_EXAMPLES_MUTANTS=$CUDA_EXAMPLES_MUTANTS")
+# Configure reports on the planted bugs only where their tier is asked for (tests/mutants).
+[ $planted = 1 ] && export CUDA_EXAMPLES_PLANTED_BUGS=1
 cmake --preset "$preset" "${configure_args[@]}"
 t2=$(now)
 cmake --build --preset "$preset" -j "$jobs"
@@ -151,7 +159,11 @@ fi
 # "-LE sanitize|lesson" ran them in the first pass as well, at its end, one at a time.
 if [ "$pass" != lesson ]; then
   second=$(python3 scripts/test_summary.py --preset "$tests" --second-pass-regex 2>/dev/null || true)
-  CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" ${second:+-E "$second"} "$@" 2>&1 |
+  # The JUnit file is named here, not in the preset: ctest writes a preset's file on every
+  # run, `ctest -N` too (test_summary.py, preset_junit).
+  junit_args=()
+  [ -n "$junit" ] && junit_args=(--output-junit "$junit")
+  CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" ${second:+-E "$second"} "${junit_args[@]}" "$@" 2>&1 |
     tee -a "$log" | drop_did_not_run
   status=${PIPESTATUS[0]}
   [ "$counters_status" = 0 ] || status=1

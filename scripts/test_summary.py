@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,7 +63,7 @@ def preset_environment(name):
 
 
 def preset_junit(name):
-    """The JUnit file a test preset of CMakePresets.json writes: <binaryDir>/<outputJUnitFile>."""
+    """The JUnit file of a test preset of CMakePresets.json: <binaryDir>/<vendor.cuda-examples.junit>."""
     presets = load_presets()
 
     def lookup(kind, preset_name, get):
@@ -81,10 +82,15 @@ def preset_junit(name):
         return None
 
     configure = lookup("testPresets", name, lambda p: p.get("configurePreset"))
-    junit = lookup("testPresets", name, lambda p: (p.get("output") or {}).get("outputJUnitFile"))
+    # Not output.outputJUnitFile: ctest writes that file on every run of the preset, `ctest -N`
+    # (listing only) too, which left an empty report where the last run's was. scripts/test.sh
+    # and scripts/sanitize.sh pass --output-junit with this path.
+    junit = lookup("testPresets", name,
+                   lambda p: ((p.get("vendor") or {}).get("cuda-examples") or {}).get("junit"))
     binary_dir = lookup("configurePresets", configure, lambda p: p.get("binaryDir"))
     if not junit or not binary_dir:
-        sys.exit(f"test_summary: test preset '{name}' writes no JUnit file (output.outputJUnitFile)")
+        sys.exit(f"test_summary: test preset '{name}' names no JUnit file "
+                 "(vendor.cuda-examples.junit)")
     binary_dir = binary_dir.replace("${sourceDir}", ROOT)
     return os.path.join(binary_dir, junit)
 
@@ -220,7 +226,8 @@ def summarise(path, gated=False, also=()):
             print(f"  {len(names):>{width}}  {title} ({kinds(names)})")
             pad = " " * (width + 4)
             for detail in sorted(details.get((key, hint), ())):
-                print(f"{pad}the driver says: {detail}")
+                print(textwrap.fill(f"{pad}the driver says: {detail}", 100,
+                                    subsequent_indent=pad + " " * 17, break_long_words=False))
             shown = names[:1]  # as many names as fit in 100 columns, at most EXAMPLES
             for name in names[1:EXAMPLES]:
                 if len(pad) + len(", ".join(shown + [name])) + 20 > 100:
@@ -233,6 +240,11 @@ def summarise(path, gated=False, also=()):
     if failed:
         more = f", and {len(failed) - 10} more" if len(failed) > 10 else ""
         print(f"FAILED: {', '.join(failed[:10])}{more}")
+    if not gated and any(titles[k] == "no usable CUDA device" for k in skipped):
+        # Where a reader without a GPU stops: what to do instead (the tour ends the same way).
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from tour import no_gpu_advice
+        print(no_gpu_advice())
     counts = {"tests": total, "passed": len(passed), "failed": len(failed),
               "skipped": total - len(passed) - len(failed)}
     if not gated:

@@ -65,8 +65,48 @@ DOCUMENT_FIGURES = load_published_figures()
 SKIP_VARIANTS = {"timeline", "device", "d2d-copy"}  # d2d-copy: the ceiling, measured once
 
 
+WIDTH = 100  # every line the tour prints fits in 100 columns (tests/test_output_width.py)
+NAME_WIDTH = 52
+
+
 def log(msg=""):
     print(msg, flush=True)
+
+
+def wrapped(text, indent="    "):
+    """A message of the tour within WIDTH columns, its later lines indented."""
+    import textwrap
+    return textwrap.fill(text, WIDTH, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def progress_line(i, total, name, seconds, shown):
+    """'[ 4/37] ch02 VA-GPU-NN --blocks auto   5.0 s  PASS': where the name is too long for one
+    line of WIDTH columns, its time and status go on a line of their own, in the same column."""
+    head = f"[{i:2d}/{total}] "
+    tail = f" {seconds:5.1f} s  {shown}"
+    for width in (NAME_WIDTH, WIDTH - len(head) - len(tail)):  # the column, else what is left
+        line = f"{head}{name:<{width}}{tail}"
+        if len(line) <= WIDTH:
+            return line
+    return f"{head}{name}\n{'':{WIDTH - len(tail.lstrip()) - 1}}{tail.lstrip()}"
+
+
+# What a reader without a GPU can do instead (the end of the tour, of scripts/test.sh, README).
+NO_GPU_INSTEAD = [
+    "read what an H200 printed and drew: each handout (docs/chNN_*.md) shows the committed",
+    "  outputs and pictures, and docs/results-h200.md the whole table;",
+    "run MM-CPU, chapter 4's CPU reference and the baseline of every speedup: the tour runs it;",
+    "the labs: python3 scripts/lab.py make ch02 lab2 writes a folder, and python3 lab2/lint.py",
+    "  checks your code there as the grader does, with no GPU;",
+    "a course server, where your course runs one, builds and runs your programs on its GPU",
+    "  (docs/server.md).",
+]
+
+
+def no_gpu_advice():
+    return "Without a GPU you can:\n" + "\n".join(
+        ("  - " if not l.startswith("  ") else "    ") + l.strip() for l in NO_GPU_INSTEAD)
 
 
 def run(cmd, cwd=ROOT, env=None):
@@ -503,6 +543,9 @@ def main():
 
     tour_started = time.time()
     build_dir = opts.build_dir or preset_binary_dir(opts.preset)
+    # matplotlib's configuration and font cache (the plots) in the build folder, not in
+    # ~/.config/matplotlib and ~/.cache/matplotlib: the tour leaves nothing outside the clone.
+    os.environ.setdefault("MPLCONFIGDIR", os.path.join(build_dir, "cache", "matplotlib"))
     selected = [p for p in PROGRAMS if not chapters or p[0] in chapters]
     if not opts.no_build and not build(opts.build_dir, opts.preset):
         return 1
@@ -517,9 +560,9 @@ def main():
     gpu = status != "skipped"
     ceilings = ceiling_values(ceiling_records)
     no_gpu_reason = detail.split(": ", 1)[-1] if not gpu else ""
-    log(f"[ceilings] {seconds:5.1f} s  {status if gpu else 'skipped: ' + no_gpu_reason}")
+    log(wrapped(f"[ceilings] {seconds:5.1f} s  {status if gpu else 'skipped: ' + no_gpu_reason}"))
     if status == "FAIL":
-        log(f"           {detail}")
+        log(wrapped(f"           {detail}", " " * 11))
 
     runs = []
     visible = visible_gpus()
@@ -541,10 +584,10 @@ def main():
             # The files keep the whole reason (results.csv, summary.md); the screen has it once,
             # on the ceilings' line.
             detail = no_gpu_reason
-            shown = "skipped: no GPU (the reason is above)"
-        log(f"[{i:2d}/{len(selected)}] {name:<52} {seconds:5.1f} s  {shown}")
+            shown = "skipped: no GPU (above)"
+        log(progress_line(i, len(selected), name, seconds, shown))
         if status == "FAIL":
-            log(f"         {detail}")
+            log(wrapped(f"         {detail}", " " * 9))
         runs.append({"chapter": chapter, "program": program, "teaches": teaches, "args": use_args,
                      "status": status, "seconds": seconds, "detail": detail, "records": records,
                      "needs_gpu": needs_gpu, "log": os.path.join("logs", log_name)})
@@ -572,8 +615,9 @@ def main():
     if not gpu:
         failed = [e for e in failed if not e.get("needs_gpu", True) or e.get("detail", "").startswith("not built")]
     exit_code = 1 if failed else 0
-    log(f"\nRan {len(runs)} programs in {run_seconds:.1f} s (build excluded; {time.time() - tour_started:.1f} s "
-        f"in all). Results: {os.path.relpath(results, ROOT)}/")
+    log()
+    log(wrapped(f"Ran {len(runs)} programs in {run_seconds:.1f} s (build excluded; "
+                f"{time.time() - tour_started:.1f} s in all). Results: {os.path.relpath(results, ROOT)}/"))
 
     # Files. results.json is the run's record: "record" says pass or fail and on what GPU,
     # driver and CUDA version, so that CI can keep one per run as a benchmark history.
@@ -605,19 +649,21 @@ def main():
         log("No plots: they draw GPU measurements (speedups, roofline, transfers, timeline),\n"
             "  and no GPU ran here; what was measured is in the files")
     elif python is None:
-        log(f"No plots: matplotlib is installed neither for {sys.executable} nor in .venv/ "
-            "(scripts/setup.sh examples installs it into .venv/ unless CUDA_EXAMPLES_NO_INSTALL=1)")
+        log(wrapped(f"No plots: matplotlib is installed neither for {sys.executable} nor in .venv/ "
+                    "(scripts/setup.sh examples installs it into .venv/ unless "
+                    "CUDA_EXAMPLES_NO_INSTALL=1)"))
     else:
         plot = run([python, os.path.join(ROOT, "scripts", "plot_results.py"), results])
         if plot.returncode == 0:
             drawn = [os.path.basename(l) for l in plot.stdout.split() if l.endswith(".png")]
             log("Plots: " + (", ".join(drawn) if drawn else "none (nothing measured to draw)"))
         else:
-            log("No plots: " + (plot.stderr.strip() or plot.stdout.strip()))
+            log(wrapped("No plots: " + (plot.stderr.strip() or plot.stdout.strip())))
 
-    log(f"Recorded: commit {commit_words(env)}, {results}/results.json")
+    log(wrapped(f"Recorded: commit {commit_words(env)}, {results}/results.json"))
     if not gpu:
-        log(f"GPU rows are skipped: {no_gpu_reason}. That is not a failure.")
+        log(wrapped(f"GPU rows are skipped, which is not a failure: {no_gpu_reason}"))
+        log(no_gpu_advice())
     if failed:
         log("FAILED: " + ", ".join(e["program"] for e in failed))
     return exit_code

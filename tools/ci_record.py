@@ -7,6 +7,12 @@ times in README.md and docs/ci.md are generated from (docs/gen/g.py: g.ci_times(
         --preset gpu --planted-bugs, in the same build folder), the sanitizers, then command 1
     python3 tools/ci_record.py cpu --out DIR [--commit SHA]   a machine without a GPU: .ci/run
         (format check, command 1 --quick, docs check, command 2 and the planted bugs, --preset ci)
+    python3 tools/ci_record.py newcomer --out DIR      README's two commands as README writes
+        them (python3 scripts/tour.py, then scripts/test.sh), from a fresh clone, with none of
+        CI, CUDAARCHS or the CUDA_EXAMPLES_* settings (it refuses to run with them): the times
+        and the example summary of README's Quick start. Run it where nothing else is heavy
+        (each step keeps the load average at its start and end); commit DIR/record.json as
+        docs/runs/ci/<machine>-newcomer.json.
     --only STEP (repeatable) runs some steps: 'command 2', 'planted bugs', 'sanitizers',
     'command 1'; --append adds them to DIR/record.json (a machine whose calls are limited in
     time: command 2 first, then --only 'planted bugs' --append in the same build folder). Where
@@ -51,7 +57,28 @@ MODES = {
     "cpu": ("build-ci", [
         (".ci/run", ["bash", ".ci/run"], "build-ci/times.json"),
     ]),
+    # README's two commands exactly as README writes them, as a newcomer runs them: no preset,
+    # no CUDAARCHS, no CI=true, the tour at its default sizes (README's "How long they took").
+    "newcomer": ("build", [
+        ("command 1", ["python3", "scripts/tour.py"], None),
+        ("command 2", ["scripts/test.sh"], "build/times.json"),
+    ]),
 }
+# What a newcomer's run must not have set: each would make it another run than README's.
+NEWCOMER_UNSET = ("CUDAARCHS", "CI", "CUDA_EXAMPLES_PLOTS", "CUDA_EXAMPLES_NO_INSTALL",
+                  "CUDA_EXAMPLES_MUTANTS", "CUDA_EXAMPLES_REQUIRE_GPU", "CMAKE_GENERATOR")
+HOW = {"newcomer": "README's two commands as written (python3 scripts/tour.py, then "
+                   "scripts/test.sh), one after the other, from a fresh clone, by "
+                   "tools/ci_record.py newcomer"}
+
+
+def load():
+    """The load average (1, 5 min) now: a shared machine's times depend on it."""
+    try:
+        one, five, _ = os.getloadavg()
+        return [round(one, 2), round(five, 2)]
+    except OSError:
+        return None
 TIERS = ("command 2", "planted bugs")  # the steps that --pass splits (scripts/test.sh --pass)
 
 
@@ -137,8 +164,16 @@ def main():
             git_saw = commit + (" (local changes)" if dirty else "")
         commit, dirty = opts.commit, None
     env = dict(os.environ)
+    if opts.mode == "newcomer":
+        set_here = [k for k in NEWCOMER_UNSET if env.get(k)]
+        if set_here:
+            parser.error(f"newcomer: unset {', '.join(set_here)} first: README's commands run "
+                         "without them")
+        if not opts.append and os.path.exists(build_dir):
+            parser.error("newcomer: run it in a fresh clone (there is a build/ here)")
     record = {"schema": "cuda-examples-ci-times/1", "mode": opts.mode, "machine": machine(),
               "commit": commit, "dirty": dirty, "note": opts.note,
+              **({"how": HOW[opts.mode]} if opts.mode in HOW else {}),
               **({"git_saw": git_saw} if git_saw else {}),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "fresh_clone": not os.path.exists(build_dir), "steps": []}
@@ -156,6 +191,7 @@ def main():
         log_name = name + (f" {opts.test_pass} pass" if opts.test_pass else "")
         log_path = os.path.join(opts.out, re.sub(r"[^A-Za-z0-9]+", "-", log_name).strip("-") + ".log")
         print(f"ci_record: {name}: {' '.join(words)}", flush=True)
+        load_start = load()
         started = time.time()
         with open(log_path, "w") as log:
             proc = subprocess.Popen(words, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
@@ -168,7 +204,7 @@ def main():
             rc = proc.wait()
         step = {"name": name, "command": " ".join(w if w != sys.executable else "python3" for w in words),
                 "seconds": round(time.time() - started, 1), "exit": rc, "log": os.path.basename(log_path),
-                "build_folder_found": found_build}
+                "build_folder_found": found_build, "load_start": load_start, "load_end": load()}
         if times and os.path.exists(times):
             with open(times) as f:
                 step["breakdown"] = json.load(f)

@@ -36,6 +36,7 @@ from gen.ch05 import *  # noqa: F401,F403
 from gen.ch06 import *  # noqa: F401,F403
 from gen.ch07 import *  # noqa: F401,F403
 from gen.instructors import *  # noqa: F401,F403
+from gen.labs import *  # noqa: F401,F403
 from gen.ladders import *  # noqa: F401,F403
 from gen.readme import *  # noqa: F401,F403
 
@@ -142,14 +143,31 @@ def ci_times_summary():
             parts.append(f"the planted bugs **{duration(planted['seconds'])}**{failed} "
                          f"{_tier_words(planted, gpu)}")
         cog.outl(f"- {m['gpu']} ({m['cores']} cores), {gpu['date'][:10]}: " + "; ".join(parts) + ".")
+    newcomer = records.get("newcomer")
+    if newcomer:
+        # The two commands as README writes them (tools/ci_record.py newcomer), and how.
+        m = newcomer["machine"]
+        c1, c2 = _step(newcomer, "command 1"), _step(newcomer, "command 2")
+        loads = [s.get("load_start") for s in (c1, c2) if s and s.get("load_start")]
+        load = (f"; load average {max(l[0] for l in loads):.1f} or less at each command's start"
+                if loads else "")
+        name = os.path.basename(newcomer["file"])
+        cog.outl(f"- {m['gpu'] or 'No GPU'}, {m['cores']} cores, {newcomer['date'][:10]}: command 1 "
+                 f"**{duration(c1 and c1['seconds'])}**, then command 2 "
+                 f"**{duration(c2 and c2['seconds'])}**, as written above, one after the other "
+                 f"from a fresh clone (`tools/ci_record.py newcomer`{load}: "
+                 f"[{name}](docs/runs/ci/{name})).")
     if cpu:
         m = cpu["machine"]
         run = _step(cpu, ".ci/run")
         inner = run.get("ci_steps", {})
         c2 = next((v for k, v in inner.items() if k.startswith("command 2")), None)
-        cog.outl(f"- No GPU, {m['cores']} cores, {cpu['date'][:10]}: command 2 **{duration(c2)}** "
-                 f"after command 1 (which builds the programs); all of `.ci/run` "
-                 f"{duration(run['seconds'])} from a fresh clone.")
+        cog.outl(f"- No GPU, {m['cores']} cores, {cpu['date'][:10]}, as CI runs them (`.ci/run`: "
+                 f"the tour with --quick, the preset ci, for sm_90 alone): command 2 "
+                 f"**{duration(c2)}** after command 1; all of `.ci/run` "
+                 f"{duration(run['seconds'])} from a fresh clone."
+                 + ("" if newcomer else " The two commands as written above, without a GPU, are "
+                    "not recorded yet (`tools/ci_record.py newcomer`)."))
     if not records:
         cog.outl("- (no timed run recorded yet: tools/ci_record.py)")
 

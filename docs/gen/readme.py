@@ -27,7 +27,7 @@ def tour_excerpt(every=6):
         if i % every == 4 or i == len(runs):
             name = f"ch{e['chapter']:02d} {e['program']} {' '.join(shown_args(e))}".strip()
             shown = e["status"] if e["status"] != "skipped" else "skipped: " + e.get("detail", "")
-            lines.append(f"[{i:2d}/{len(runs)}] {name:<52} {e['seconds']:5.1f} s  {shown}")
+            lines += tour.progress_line(i, len(runs), name, e["seconds"], shown).split("\n")
     lines.append("...")
     last = {}
     for r in data.get("summary", []):
@@ -37,18 +37,24 @@ def tour_excerpt(every=6):
     code(lines)
 
 
-def skip_summary_example(mode="cpu"):
-    """The end of command 2 on a machine without a GPU, as scripts/test.sh printed it in the
-    committed record's run (docs/runs/ci/, tools/ci_record.py keeps it)."""
+def skip_summary_example():
+    """The end of command 2 on a machine without a GPU, as scripts/test.sh printed it in a
+    committed record's run (docs/runs/ci/, tools/ci_record.py keeps it): a newcomer's run of the
+    two commands as README writes them where there is one (tools/ci_record.py newcomer), else
+    CI's, said to be CI's."""
     import gen.g as g  # noqa: F811  (the records live with the CI times)
-    record = g.ci_records().get(mode)
+    records = g.ci_records()
+    record = records.get("newcomer") or records.get("cpu")
     step = record and next((s for s in record["steps"] if s.get("summary")), None)
     if not step:
-        cog.outl("(no recorded run without a GPU: tools/ci_record.py cpu)")
+        cog.outl("(no recorded run without a GPU: tools/ci_record.py newcomer)")
         return
     code([line for line in step["summary"] if line.strip()])
-    cog.outl(f"\n(from `{step['command']}`, {g._about(record)}: "
-             f"[{os.path.basename(record['file'])}](docs/runs/ci/{os.path.basename(record['file'])}))")
+    name = os.path.basename(record["file"])
+    ci = ("; CI installs the plotting tools, so docs.plots and docs.check ran there, where a "
+          "newcomer's command 2 skips them and says how to get them"
+          if record["mode"] == "cpu" else "")
+    cog.outl(f"\n(from `{step['command']}`, {g._about(record)}{ci}: [{name}](docs/runs/ci/{name}))")
 
 
 def chapters_table():

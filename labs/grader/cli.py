@@ -9,42 +9,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import lint, region_ast, report, score
+from . import lintdir, region_ast, report, score
 from .build import Builder
 from .fence import KINDS, Fence, gpu_probe
 from .kit import cmd_check, cmd_kit, cmd_list, cmd_make, cmd_selftest
-from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab, region_body
+from .labs import EXIT_CANNOT, EXIT_LOST, EXIT_OK, EXIT_USAGE, REPO, LabError, find_lab
 
 
 def cmd_lint(args):
     """Every region of every task of the lab in DIR: one line per violation."""
     lab = find_lab(args.lab)[0] if args.lab else None
     labs = [lab] if lab else [find_lab(c)[0] for c in ("ch02", "ch03", "ch04", "ch05", "ch06")]
-    from . import intake
-    problems, seen = [], 0
-    for lab in labs:
-        taken = intake.take(args.dir, lab)
-        if not args.lab and all(t[0] is None for t in taken.values()):
-            continue
-        for task in lab["tasks"]:
-            text, why, shown = taken[task["file"]]
-            if text is None:
-                problems.append(f"{why}")
-                continue
-            for name, spec in task["regions"].items():
-                try:
-                    body, first = region_body(text, name, shown)
-                except LabError as e:
-                    problems.append(str(e))
-                    continue
-                seen += 1
-                problems += lint.check_region(body, first, spec, shown, name,
-                                              REPO / lab["folder"] / task["file"])
-    for p in dict.fromkeys(problems):
-        print(p)
-    if not problems:
-        print(f"lab.py lint: {seen} regions, no violation")
-    return EXIT_OK if not problems and seen else EXIT_LOST
+    # In the course, the grader's own check: the token rules, then host regions by whitelist on
+    # clang's tree in the course's copy of their program (a kit's lint.py has no course copy).
+    return lintdir.report(*lintdir.lint_folder(args.dir, labs, only_present=not args.lab,
+                                               course=REPO))
 
 
 def make_fence(args):
@@ -191,14 +170,16 @@ def cmd_grade(args):
         why = None
         results = report.cannot_grade_results(lab, f"the grader failed: {type(e).__name__}: {e}")
         meta = {"grader_error": str(e), "fence": fence.kind, "fence_detail": fence.describe()}
+    report.write_reports(lab, results, out, meta, args.dir)
+    if why:
+        # Nothing ran: no table of zeros that would read like points lost; the fence that would
+        # have run (the report keeps it too), then the one line that says why nothing was graded.
+        print(report.fence_line(meta.get("fence_detail", "?")))
+        print(report.cannot_grade_line(why))
+        return EXIT_CANNOT
     text, total, maximum = report.table(lab, results, str(args.dir), meta.get("fence_detail"))
     print(text)
-    report.write_reports(lab, results, out, meta, args.dir)
-    print(f"fence: {meta.get('fence_detail', '?')}\n(results.json and junit.xml in {out})")
-    if why:
-        print(f"lab.py grade: CANNOT GRADE here: {why}\nScore 0: this is not a pass. Grade on a "
-              "machine with an NVIDIA GPU and the CUDA toolkit.")
-        return EXIT_CANNOT
+    print(f"(results.json and junit.xml in {out})")
     if "grader_error" in meta:
         return EXIT_LOST
     return EXIT_OK if total == maximum else EXIT_LOST
@@ -313,13 +294,15 @@ def run(doc, argv=None):
             return cmd_list()
         if args.command == "make":
             lab = cmd_make(args.chapter, args.dir, args.solution)
-            print(f"lab {lab['chapter']} written to {args.dir} ({'solution' if args.solution else 'skeleton'}):"
-                  f" {', '.join(lab['files'])}; grade it with {args.dir}/grade.sh")
+            print(report.wrapped(
+                f"lab {lab['chapter']} written to {args.dir} ({'solution' if args.solution else 'skeleton'}):"
+                f" {', '.join(lab['files'])}; lint it with {Path(args.dir) / 'lint.py'}, grade it "
+                f"with {Path(args.dir) / 'grade.sh'} and a grading kit (lab.py kit)"))
             return EXIT_OK
         if args.command == "kit":
             lab = cmd_kit(args.chapter, args.dir, args.arch, args.nvcc)
-            print(f"grading kit of lab {lab['chapter']} written to {args.dir}: students grade with "
-                  f"CUDA_EXAMPLES_REPO={args.dir} ./grade.sh (no solution source inside)")
+            print(f"grading kit of lab {lab['chapter']} written to {args.dir} (no solution source "
+                  f"inside): students grade with CUDA_EXAMPLES_GRADER={args.dir} ./grade.sh")
             return EXIT_OK
         if args.command == "lint":
             return cmd_lint(args)

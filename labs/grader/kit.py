@@ -25,11 +25,76 @@ def nvcc_line(source):
 
 
 def handout(lab):
+    """labs/<chapter>.md without the markers of its generated block (scripts/docs.py)."""
     path = REPO / "labs" / f"{lab['chapter']}.md"
-    return path.read_text() if path.exists() else f"# Lab {lab['chapter']}: {lab['title']}\n"
+    if not path.exists():
+        return f"# Lab {lab['chapter']}: {lab['title']}\n"
+    return "\n".join(l for l in path.read_text().split("\n")
+                     if not re.match(r"\s*<!-- \[\[\[(cog .*|end)\]\]\] -->\s*$", l))
+
+
+# What a student kit ships of the grader: the lint of its regions (lint.py in the kit runs it),
+# never the drivers, the build or the solutions.
+KIT_LINT_MODULES = ("__init__.py", "labs.py", "intake.py", "lint.py", "lintdir.py", "region_ast.py",
+                    "clang_child.py")
+
+
+def kit_lint_script(lab):
+    return f'''#!/usr/bin/env python3
+"""Checks the regions of this folder as the course's grader does before it builds anything:
+one line per violation, and which regions still hold their TODO. No GPU needed.
+
+    python3 lint.py          (exit 0: no violation; 1: violations, each on its line)
+
+The lint is the course's own (labs/grader/, with this lab's entry of labs/labs.json)."""
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "labs"))
+from grader import labs, lintdir  # noqa: E402
+
+if __name__ == "__main__":
+    lab = labs.find_lab("{lab['chapter']}")[0]
+    sys.exit(lintdir.report(*lintdir.lint_folder(HERE, [lab]), command="lint.py"))
+'''
+
+
+def kit_grade_script(lab):
+    return (f'''#!/bin/sh
+# Grades this folder with the grading kit of lab {lab["chapter"]} that your instructor gives you
+# (made with `lab.py kit`; it holds the grader and the reference prebuilt, never the solutions):
+#     CUDA_EXAMPLES_GRADER=/where/you/unpacked/that/kit ./grade.sh
+# It needs an NVIDIA GPU and the CUDA Toolkit. Without them: python3 lint.py checks your regions,
+# and the build of README.md compiles your programs.
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${{CUDA_EXAMPLES_GRADER:-}}" ]; then
+  echo "grade.sh: nothing graded: set CUDA_EXAMPLES_GRADER to the grading kit of your course" >&2
+  echo "          (lab.py kit); here, python3 lint.py checks your regions" >&2
+  exit 77
+fi
+exec python3 "$CUDA_EXAMPLES_GRADER/scripts/lab.py" grade "$here" --lab {lab["chapter"]} \\
+  --out "${{TMPDIR:-/tmp}}/lab-report-$(id -u)" "$@"
+''')
+
+
+def wrap_md(text, width=100):
+    """Markdown paragraphs wrapped to width (lines that start a list, a table or code are kept)."""
+    import textwrap
+    out = []
+    for para in text.split("\n\n"):
+        if para.startswith(("    ", "|", "#", "- ", "```")):
+            out.append(para)
+        else:
+            out.append(textwrap.fill(para, width, break_long_words=False, break_on_hyphens=False))
+    return "\n\n".join(out)
 
 
 def cmd_make(chapter, out, solution=False):
+    """A student folder that works on its own: the skeletons (or, --solution, the programs),
+    the headers they include, a CMakeLists.txt whose ctest runs each program (each checks its
+    GPU result against its CPU reference; 77 is a skip without a GPU), lint.py with the course's
+    lint, grade.sh for a grading kit, and README.md. It names nothing of this machine."""
     lab, _ = find_lab(chapter)
     out = Path(out)
     if out.exists() and any(out.iterdir()):
@@ -48,44 +113,67 @@ def cmd_make(chapter, out, solution=False):
         (dst / name).write_text(text if solution else skeleton(text, lab, name))
         builds.append((Path(name).stem, name, nvcc_line(src / name)))
     libs = lambda line: " ".join(w[2:] for w in line.split() if w.startswith("-l"))  # noqa: E731
-    cmake = [f"# Lab {lab['chapter']}: build the programs of this folder (made by scripts/lab.py).",
-             "cmake_minimum_required(VERSION 3.24)", f"project(lab_{lab['chapter']} LANGUAGES CXX CUDA)",
-             "set(CMAKE_CUDA_STANDARD 17)", "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)",
-             "  set(CMAKE_CUDA_ARCHITECTURES native)", "endif()"]
+    cmake = [f"# Lab {lab['chapter']}: build the programs of this folder (made by lab.py make);",
+             "# ctest runs each: it checks its GPU result against its CPU reference (77: no GPU).",
+             "cmake_minimum_required(VERSION 3.24)",
+             "# The GPU of this machine where nvidia-smi sees one, unless you give",
+             "# -DCMAKE_CUDA_ARCHITECTURES (or CUDAARCHS); without one, nvcc's default.",
+             "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})",
+             "  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _smi OUTPUT_QUIET ERROR_QUIET)",
+             "  if(_smi EQUAL 0)", "    set(CMAKE_CUDA_ARCHITECTURES native)", "  endif()", "endif()",
+             f"project(lab_{lab['chapter']} LANGUAGES CXX CUDA)",
+             "set(CMAKE_CUDA_STANDARD 17)", "enable_testing()"]
     for target, name, line in builds:
         cmake.append(f"add_executable({target} {lab['folder']}/{name})")
         if libs(line):
             cmake.append(f"target_link_libraries({target} PRIVATE {libs(line)})")
+        cmake.append(f"add_test(NAME {target} COMMAND {target} WORKING_DIRECTORY "
+                     f"${{CMAKE_SOURCE_DIR}}/{lab['folder']})")
+        cmake.append(f"set_tests_properties({target} PROPERTIES SKIP_RETURN_CODE 77)")
     (out / "CMakeLists.txt").write_text("\n".join(cmake) + "\n")
+    # The lint, shipped: the modules it needs and this lab's entry of labs.json (todo texts,
+    # stubs and rules: what the skeletons already show), never the drivers or the solutions.
+    (out / "labs" / "grader").mkdir(parents=True)
+    for name in KIT_LINT_MODULES:
+        shutil.copy2(REPO / "labs" / "grader" / name, out / "labs" / "grader" / name)
+    data = load_labs()
+    (out / "labs" / "labs.json").write_text(json.dumps(
+        {"about": data["about"], "labs": [lab]}, indent=1) + "\n")
+    (out / "lint.py").write_text(kit_lint_script(lab))
+    (out / "lint.py").chmod(0o755)
     # grade.sh is the student's convenience only: an instructor (or the Classroom workflow)
     # runs the course's own grader on the folder, with the lab named on the command line.
-    grade = ("#!/bin/sh\n# Grades this folder with the course's grader (its own driver, never a "
-             "file from here).\n# CUDA_EXAMPLES_REPO: the course repository or the grading kit "
-             "(docs/instructors.md).\n"
-             f'REPO="${{CUDA_EXAMPLES_REPO:-{REPO}}}"\n'
-             f'exec python3 "$REPO/scripts/lab.py" grade "$(dirname "$0")" --lab {lab["chapter"]} '
-             '--out "${TMPDIR:-/tmp}/lab-report-$(id -u)" "$@"\n')
-    (out / "grade.sh").write_text(grade)
+    (out / "grade.sh").write_text(kit_grade_script(lab))
     (out / "grade.sh").chmod(0o755)
-    tasks = "\n".join(f"| {t['id']} | `{lab['folder']}/{t['file']}` | {', '.join(t['regions'])} "
-                      f"| {sum(t['points'].values())} | {t['title']} |" for t in lab["tasks"])
+    import textwrap
+    tasks = "\n".join(textwrap.fill(
+        f"- **{t['id']}** ({sum(t['points'].values())} points), `{lab['folder']}/{t['file']}`, "
+        f"{'regions' if len(t['regions']) > 1 else 'region'} {', '.join(t['regions'])}: {t['title']}",
+        100, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+        for t in lab["tasks"])
     lines = "\n".join(f"    (cd {lab['folder']} && {line})" for _, _, line in builds)
-    readme = (handout(lab).rstrip() + "\n\n## Your tasks\n\nWrite your code between the lines "
-              "`// LAB <region> {` and `// LAB }` of each TODO, and keep those two lines: the grader "
-              "takes each task's code from between them (code elsewhere is not graded). A region "
-              "holds statements of its function only: no #include or other directive (no `#` at "
-              "all, not even in a comment), no declaration outside the function, plain spellings "
-              "(`&&`, `||`, `!`, `{`, not `and`, `or`, `not`, `<%`), in a host region no `&` or "
-              "`*` pointer work and no cast but to the types its task lists, and only the calls "
-              "its task needs (check with "
-              f"`python3 {REPO}/scripts/lab.py lint . --lab {lab['chapter']}` in this folder: the "
-              "course repository's lint, on your files).\n\n"
-              "| task | file | regions | points | what |\n|---|---|---|---|---|\n" + tasks +
-              "\n\n## Build and run\n\n    cmake -S . -B build && cmake --build build\n\nor, one "
-              f"program at a time:\n\n{lines}\n\n## Grade yourself\n\n    ./grade.sh\n\nprints a "
-              "score per task and the reason for every point lost (it needs the course's grading "
-              "kit and a GPU). Your instructor grades with the same grader, on inputs drawn when "
-              "they grade.\n")
+    readme = (handout(lab).rstrip() + "\n\n" + wrap_md(
+        "## Your tasks\n\nWrite your code between the lines `// LAB <region> {` and `// LAB }` of "
+        "each TODO, and keep those two lines: the grader takes each task's code from between them "
+        "(code elsewhere is not graded). A region holds statements of its function only:\n\n"
+        "- no #include or other directive (no `#` at all, not even in a comment), and no\n"
+        "  declaration outside the function;\n"
+        "- plain spellings (`&&`, `||`, `!`, `{`, not `and`, `or`, `not`, `<%`);\n"
+        "- in a host region, no `&` or `*` pointer work and no cast but to the types its task\n"
+        "  lists;\n"
+        "- only the calls its task needs.\n\n"
+        "Check with `python3 lint.py` in this folder (the course grader's own lint, in `labs/`; no "
+        "GPU needed): it names every violation, and the regions that still hold their TODO.\n\n"
+        "The tasks:\n\n" + tasks +
+        "\n\n## Build and run\n\n    cmake -S . -B build && cmake --build build && ctest --test-dir build"
+        "\n\nbuilds every program and runs each: a program checks its GPU result against its CPU "
+        "reference and says PASS or FAIL (without a GPU, each exits 77 and ctest counts it skipped). "
+        f"Or one program at a time:\n\n{lines}\n\n## Grade yourself\n\n"
+        "    CUDA_EXAMPLES_GRADER=/where/you/unpacked/the/grading/kit ./grade.sh\n\n"
+        "prints a score per task and the reason for every point lost. It needs the grading kit your "
+        "instructor gives (it holds the grader and the reference prebuilt, not the solutions) and "
+        "an NVIDIA GPU. Your instructor grades with the same grader, on inputs drawn when they "
+        "grade.") + "\n")
     (out / "README.md").write_text(readme)
     return lab
 
@@ -148,14 +236,15 @@ def cmd_list():
 
 
 def kit_leaks(lab, folder):
-    """Solution lines (of any task's region) found in any text file of a made kit:
-    [(kit file, line)]."""
+    """Solution lines (of any task's region) found in any text file of a made kit, the lint's
+    Python and labs.json that it ships included: [(kit file, line)]."""
     sol = set()
     for name in lab["files"]:
         sol |= solution_lines((REPO / lab["folder"] / name).read_text(), name)
     leaks = []
     for p in sorted(Path(folder).rglob("*")):
-        if not p.is_file() or p.suffix not in (".cu", ".h", ".cpp", ".md", ".txt", ".sh", ""):
+        if not p.is_file() or p.suffix not in (".cu", ".h", ".cpp", ".md", ".txt", ".sh", ".py",
+                                               ".json", ""):
             continue
         try:
             text = p.read_text()

@@ -14,7 +14,7 @@ from .labs import LabError
 
 def table(lab, results, who="", fence=None):
     """The terminal's table; fence: the fence that ran, on its first line."""
-    out = ([f"fence: {fence}"] if fence else []) + [
+    out = ([fence_line(fence)] if fence else []) + [
         f"Lab {lab['chapter']} ({lab['title']}){': ' + who if who else ''}",
         f"{'task':8} {'score':>7}  what"]
     total = maximum = 0
@@ -27,6 +27,28 @@ def table(lab, results, who="", fence=None):
                 out.append(f"{'':10}-{m - p} {check}: " + reason.replace("\n", "\n" + " " * 14))
     out.append(f"{'total':8} {total:>3}/{maximum:<3}")
     return "\n".join(out), total, maximum
+
+
+def wrapped(text, width=100):
+    """A message of lab.py within width columns, its later lines indented."""
+    import textwrap
+    return textwrap.fill(text, width, subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def fence_line(detail, width=100):
+    """'fence: <what the fence is>', wrapped to width columns."""
+    import textwrap
+    return textwrap.fill(f"fence: {detail}", width, subsequent_indent="       ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def cannot_grade_line(why):
+    """The one line of a grade that could not run here (exit 77): no table of zeros."""
+    import textwrap
+    return textwrap.fill(f"lab.py grade: NOT GRADED here, no points lost or won: {why}",
+                         100, subsequent_indent="    ",
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def safe_dir(out_dir, submission=None):

@@ -9,6 +9,7 @@
 // that; it sees dense matrices on the 1/8 grid like any other.
 #include <gtest/gtest.h>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <set>
@@ -240,12 +241,30 @@ struct RankOneProduct {
 // corrupted elements in one interior tile plus a single element off by 1/64,
 // each in a row of its own and in none of the rows and columns checked
 // element by element, are each found by Freivalds' test.
+// The skip's reason, in GB to one decimal, as README and docs/install.md give them (32767:
+// 12.9 GB of matrices, 14.9 GB needed).
+static std::string memory_skip_reason(double matrices, double available) {
+    auto gb = [](double bytes) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+        return std::string(text);
+    };
+    return "needs " + gb(matrices + 2e9) + " of memory (three matrices of " + gb(matrices) +
+           " in all, and 2 GB more); " + gb(available) + " are available";
+}
+
+TEST(MatrixLarge, TheSkipSaysWhatItNeedsRounded) {
+    // The numbers of a machine where it skipped: 32767^2 floats x 3, and 10.4 GB free.
+    EXPECT_EQ(memory_skip_reason(3.0 * 32767 * 32767.0 * sizeof(float), 10439819264.0),
+              "needs 14.9 GB of memory (three matrices of 12.9 GB in all, and 2 GB more); "
+              "10.4 GB are available");
+}
+
 static void expect_check_is_tight(int W, int k0, int k1) {
     double needed = 3.0 * W * (double)W * sizeof(float);
     double available = available_bytes();
     if (available != 0 && available < needed + 2e9)
-        GTEST_SKIP() << "needs " << needed / 1e9 << " GB of memory, " << available / 1e9
-                     << " GB are available";
+        GTEST_SKIP() << memory_skip_reason(needed, available);
     RankOneProduct p(W);
 
     CheckResult r = p.check();

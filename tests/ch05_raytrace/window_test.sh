@@ -26,6 +26,10 @@ command -v Xvfb >/dev/null 2>&1 || skip "Xvfb is not installed (package xvfb, or
 command -v xwd >/dev/null 2>&1 || skip "xwd is not installed (package x11-apps, or tools/x11-bundle.sh)"
 [ -e /usr/bin/xkbcomp ] || skip "Xvfb needs /usr/bin/xkbcomp (package x11-xkb-utils)"
 mkdir -p "$outdir"
+# Mesa (freeglut's OpenGL) keeps a shader cache, by default in ~/.cache/mesa_shader_cache: here
+# it goes to the test's own folder, so that the test leaves nothing outside the build folder.
+# (Xvfb's socket folder, /tmp/.X11-unix, is the system's: docs/install.md.)
+export MESA_SHADER_CACHE_DIR="$outdir/mesa_shader_cache" XDG_CACHE_HOME="$outdir/cache"
 
 # Let Xvfb pick a free display number and tell us which (-displayfd). -noreset:
 # CPUBitmap connects once to see whether a display is there, and an X server

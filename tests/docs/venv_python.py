@@ -24,8 +24,10 @@ def ensure(modules, why):
     if os.path.exists(venv) and not in_venv and not os.environ.get("DOCS_TEST_IN_VENV"):
         env = dict(os.environ, DOCS_TEST_IN_VENV="1")
         sys.exit(subprocess.run([venv] + sys.argv, env=env).returncode)
-    message = (f"{', '.join(missing)} missing ({why}): scripts/setup.sh examples installs it "
-               "into .venv/")
+    # Without a GPU, setup.sh examples (README command 1) installs no plotting tools, so the
+    # advice names the variable that makes it install them.
+    message = (f"{', '.join(missing)} missing ({why}): CUDA_EXAMPLES_PLOTS=1 scripts/setup.sh "
+               "examples installs it into .venv/")
     if os.environ.get("CI") == "true":
         print(f"FAIL under CI=true: {message}")
         sys.exit(1)

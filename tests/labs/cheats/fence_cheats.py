@@ -15,6 +15,7 @@ tests/labs/test_fence.py compiles the same attacks with g++ and runs them in the
 machine without a GPU, beside a scratch folder laid out as the grader's (a reference there, a
 cache, the course repository in a process's command line), and applies the same checks.
 """
+import atexit
 import hashlib
 import json
 import os
@@ -382,6 +383,9 @@ def secret_file(name):
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(text + "\n")
+    # Gone when this process ends, whoever made it: a cheat folder made and never graded (the
+    # compiler tests, a self-test without a GPU) never reaches cleanup() and left it in /tmp.
+    atexit.register(lambda: path.unlink(missing_ok=True))
     return text
 
 
