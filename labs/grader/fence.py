@@ -52,6 +52,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -160,8 +161,8 @@ def neutral_paths(home, show):
 def translate(text, paths):
     """text with every host path of `paths` (a prefix of a path, or inside an option such as
     --out=PATH) written as the fence's."""
-    for host, inside in paths.items():
-        text = text.replace(host, inside)
+    for host, inside in paths.items():  # a whole path or a prefix of one: never /a/j-1 in /a/j-12
+        text = re.sub(re.escape(host) + r"(?![\w.-])", lambda m: inside, text)
     return text
 
 MEMORY = 16 << 30  # memory.max of a fenced command where a cgroup holds it (bytes)

@@ -329,6 +329,19 @@ class SafeReads(unittest.TestCase):
             shutil.rmtree(tk, ignore_errors=True)
 
 
+class NeutralPaths(unittest.TestCase):
+    """fence.translate: the jail's and the shown programs' host paths, whole or as a prefix (an
+    option's value, a list of paths), become /lab and /lab-programs; a longer name that only
+    starts like one stays as it is."""
+
+    def test_translate(self):
+        p = fence.neutral_paths("/s/x/j-1", ["/s/x/bin/p-9"])
+        for host, inside in [("/s/x/j-1", "/lab"), ("--out=/s/x/j-1/out.txt", "--out=/lab/out.txt"),
+                             ("a:/s/x/j-1:b", "a:/lab:b"), ("/s/x/bin/p-9", "/lab-programs/0/p-9"),
+                             ("/s/x/j-12/a", "/s/x/j-12/a"), ("/s/x/j-1.bak", "/s/x/j-1.bak")]:
+            self.assertEqual(fence.translate(host, p), inside)
+
+
 class WeakFence(unittest.TestCase):
     def test_refused_without_the_flag(self):
         with tempfile.TemporaryDirectory() as d:
