@@ -27,6 +27,7 @@
 #include <cstring>
 #include "../common/report.h"  // also args.h, device_info.h, timer.h, handle_error.h
 #include "check.h"
+#include "schedule.h"  // run_op refuses an operation that does not exist or breaks the order
 #include "timeline.h"
 
 const int THREADS_PER_BLOCK = 256;
@@ -79,10 +80,16 @@ struct Pipeline {
     std::vector<word_t*> dev_in, dev_out;  // one pair per stream
     long long guard;  // each buffer's last word, past the largest chunk (check.h)
     bool record = false;
-    Timeline events;  // timeline.h: before and after every operation, when `record` is set
+    Timeline events;         // timeline.h: before and after every operation, when `record` is set
+    ScheduleCheck schedule;  // schedule.h: what run_op is asked to do, checked first
 
     Pipeline(long long n_, int chunks_, int streams_, int max_blocks_)
-        : n(n_), chunks(chunks_), streams(streams_), max_blocks(max_blocks_), events(chunks_) {
+        : n(n_),
+          chunks(chunks_),
+          streams(streams_),
+          max_blocks(max_blocks_),
+          events(chunks_),
+          schedule(chunks_, streams_) {
         HANDLE_ERROR(cudaHostAlloc((void**)&host_in, n * sizeof(word_t), cudaHostAllocDefault));
         HANDLE_ERROR(cudaHostAlloc((void**)&host_out, n * sizeof(word_t), cudaHostAllocDefault));
         fill_input(host_in, n);
@@ -116,6 +123,7 @@ struct Pipeline {
 // One operation of one chunk. `synchronous`: the blocking call on the default stream
 // (cudaMemcpy, a launch on stream 0); otherwise the asynchronous call in stream s.
 void run_op(Pipeline& p, Op op, int c, int s, bool synchronous) {
+    p.schedule.operation(op, c, s, synchronous);  // exits with a message if it cannot be done
     cudaStream_t stream = synchronous ? 0 : p.stream[s];
     int buffer = c % p.streams;
     word_t *in = p.host_in + chunk_begin(p.n, p.chunks, c), *dev_in = p.dev_in[buffer];
@@ -145,6 +153,7 @@ const char* MODE_NAMES[MODES] = {"default-sync", "one-stream", "depth-first", "b
 // the caller synchronizes (or records an event on the default stream).
 void run_mode(Pipeline& p, Mode mode) {
     if (p.record) HANDLE_ERROR(cudaEventRecord(p.events.origin, 0));
+    p.schedule.start_mode();
     if (mode == DEFAULT_SYNC || mode == ONE_STREAM || mode == DEPTH_FIRST) {
         // LAB ch06.depth-first {
         for (int c = 0; c < p.chunks; c++) {
@@ -164,6 +173,7 @@ void run_mode(Pipeline& p, Mode mode) {
         }
         // LAB }
     }
+    p.schedule.finish_mode();  // every chunk's three operations queued
 }
 
 // One stage of every chunk, alone: in one stream, nothing to overlap with.

@@ -351,6 +351,7 @@ def run_program(program, args, work, edit=None, timeout=60, arch="native", accep
         rc, out = box.run(nvcc_of(src, cwd / src.name, cwd / program, arch), cwd, 300,
                           {"nproc": 256, "fsize": 512 << 20, "nofile": 1024})
         if rc != 0:
+            out = out.replace(box.fence.inside(cwd.parent, box.jail) + "/", "")  # /lab/... inside
             return {"exit": 1, "summary": "does not compile", "output": out.replace(str(cwd.parent) + "/", "")}
         rc, out = box.run([str(cwd / program)] + list(args), cwd, timeout, extra_env=env)
         if rc == "timeout":

@@ -242,7 +242,7 @@ class Builder:
         out = cwd / "driver"
         rc, log, left = self.fence.run(self.words(lab, task, out), cwd, slot, timeout, BUILD_LIMITS,
                                        home=jail)
-        log = log.replace(str(tree) + "/", "")
+        log = log.replace(self.fence.inside(tree, jail) + "/", "").replace(str(tree) + "/", "")
         if rc == "timeout":
             return None, f"the build did not finish within {timeout} s and was stopped", left
         if rc != 0:

@@ -5,9 +5,12 @@ run of a driver, the reference's runs too) starts in new namespaces (util-linux 
 fence_init.py inside them), where it sees only what the run needs:
   mount    a new root: /usr and /lib* (the compilers, the C and CUDA libraries), a few files of
            /etc, the CUDA toolkit, /sys read-only, /dev with the usual nodes and /dev/nvidia*
-           only, a private empty /tmp and /dev/shm, its own folder (the jail, read-write) and
-           the one program it runs (read-only). No course repository, no cache, no reference
-           binary, no other submission, no home folder.
+           only, a private empty /tmp and /dev/shm, its own folder (the jail, read-write, at
+           /lab) and the one program it runs (read-only, under /lab-programs). No course
+           repository, no cache, no reference binary, no other submission, no home folder; its
+           argv, cwd and environment name /lab, never the grader's scratch folder (but
+           /proc/self/mountinfo still gives each bind's root within its file system: the host
+           path of the jail and of the program).
   PID      its first process is PID 1 there: when it ends, the kernel kills every process it
            made (a double fork, setsid and a cleared environment change nothing); its /proc
            shows its own processes only.
@@ -49,6 +52,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -137,6 +141,30 @@ COURSE = os.path.realpath(Path(__file__).resolve().parents[2])  # the course rep
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
        "alternatives", "localtime")
 DEV = ("null", "zero", "full", "random", "urandom")
+# Where a fenced command finds its folder and the programs it was shown (mount points of its own
+# root): no path of the grading machine reaches its argv, cwd, environment or mount points.
+JAIL_AT, SHOWN_AT = "/lab", "/lab-programs"
+
+
+def neutral_paths(home, show):
+    """{host path: the path inside the fence} for the jail and each shown file, longest first
+    (a shown file may lie inside the jail)."""
+    paths = {}
+    for i, p in enumerate(show):
+        inside = f"{SHOWN_AT}/{i}/{Path(os.path.realpath(p)).name}"
+        paths[str(p)] = paths[os.path.realpath(p)] = inside
+    paths.setdefault(str(home), JAIL_AT)
+    paths.setdefault(os.path.realpath(home), JAIL_AT)
+    return dict(sorted(paths.items(), key=lambda kv: -len(kv[0])))
+
+
+def translate(text, paths):
+    """text with every host path of `paths` (a prefix of a path, or inside an option such as
+    --out=PATH) written as the fence's."""
+    for host, inside in paths.items():  # a whole path or a prefix of one: never /a/j-1 in /a/j-12
+        text = re.sub(re.escape(host) + r"(?![\w.-])", lambda m: inside, text)
+    return text
+
 MEMORY = 16 << 30  # memory.max of a fenced command where a cgroup holds it (bytes)
 SYSCALLS = Path(__file__).resolve().parent / "syscalls.json"
 AUDIT_ARCH_X86_64 = 0xC000003E
@@ -401,6 +429,11 @@ class Fence:
         d.chmod(0o700)
         return d
 
+    def inside(self, path, home):
+        """`path` (under the jail `home`) as a fenced command sees it: under /lab in the namespace
+        fences, unchanged in the others."""
+        return translate(str(path), neutral_paths(home, ())) if self.namespaces else str(path)
+
     def limits(self, limits):
         return {"nproc": limits.get("nproc", 256), "fsize": limits.get("fsize", 256 << 20),
                 "cpu": limits.get("cpu", 600), "nofile": limits.get("nofile", 1024), "core": 0}
@@ -447,9 +480,10 @@ class Fence:
             if d and os.path.isdir(d):
                 ro(d)
         ro("/sys")
-        steps.append(["bind", str(jail), str(jail), "rw"])
+        steps.append(["bind", str(jail), JAIL_AT, "rw"])
+        paths = neutral_paths(jail, show)
         for p in show:
-            steps.append(["bind", str(p), str(p), "ro"])
+            steps.append(["bind", str(p), paths[str(p)], "ro"])
         return steps
 
     def prefix(self, slot, writable, limits, show=(), reference=False, cgroup=None):
@@ -495,12 +529,15 @@ class Fence:
         prefix, spec = self.prefix(slot, Path(home) if self.namespaces else cwd, limits,
                                    [os.path.realpath(p) for p in show], reference, group)
         record = None
-        if spec is not None:
-            spec["cwd"] = str(cwd)
-            spec["argv"] = [str(w) for w in words]
+        if spec is not None:  # the jail at /lab, the programs shown under /lab-programs
+            paths = neutral_paths(home, list(show))
+            spec["cwd"] = translate(str(cwd), paths)
+            spec["argv"] = [translate(str(w), paths) for w in words]
+            env = {k: translate(v, paths) for k, v in env.items()}
             if self.measure:
                 record = home / f".lab-syscalls-{token}"
-                spec["seccomp_measure"], spec["seccomp_record"] = seccomp_filter((), measure=True), str(record)
+                spec["seccomp_measure"] = seccomp_filter((), measure=True)
+                spec["seccomp_record"] = translate(str(record), paths)
             else:
                 spec["seccomp"] = self.filter
             argv = prefix + [json.dumps(spec)]

@@ -97,3 +97,80 @@ TEST(StreamsCpu, CalibrationMatchesTheCopyTime) {
     EXPECT_EQ(steps, 400);
     EXPECT_EQ(tried, 2);
 }
+
+// The schedule's check (schedule.h), as run_mode uses it: queue `ops` (op, chunk, stream,
+// synchronous) between start_mode and finish_mode.
+struct Queued {
+    int op, c, s;
+    bool synchronous;
+};
+static void run_schedule(int chunks, int streams, const std::vector<Queued>& ops) {
+    ScheduleCheck check(chunks, streams);
+    check.start_mode();
+    for (const Queued& q : ops) check.operation(q.op, q.c, q.s, q.synchronous);
+    check.finish_mode();
+}
+static std::vector<Queued> depth_first(int chunks, int streams, bool synchronous) {
+    std::vector<Queued> ops;
+    for (int c = 0; c < chunks; c++)
+        for (int op = H2D; op <= D2H; op++) ops.push_back({op, c, c % streams, synchronous});
+    return ops;
+}
+
+// The course's four schedules pass, and so does another stream per chunk kept throughout.
+TEST(StreamsCpu, ScheduleCheckAcceptsEveryRightSchedule) {
+    run_schedule(7, 3, depth_first(7, 3, false));
+    run_schedule(7, 3, depth_first(7, 3, true));
+    std::vector<Queued> one_stream, breadth_first, shifted;
+    for (Queued q : depth_first(7, 3, false)) {
+        one_stream.push_back({q.op, q.c, 0, false});
+        shifted.push_back({q.op, q.c, (q.c + 1) % 3, false});
+    }
+    for (int first = 0; first < 7; first += 3)
+        for (int op = H2D; op <= D2H; op++)
+            for (int c = first; c < std::min(first + 3, 7); c++)
+                breadth_first.push_back({op, c, c % 3, false});
+    run_schedule(7, 3, one_stream);
+    run_schedule(7, 3, breadth_first);
+    run_schedule(7, 3, shifted);
+    run_schedule(1, 2, depth_first(1, 2, false));
+    SUCCEED();
+}
+
+// Every wrong schedule stops the program (exit 1) with the reason, before anything is indexed.
+TEST(StreamsCpu, ScheduleCheckRefusesEveryWrongSchedule) {
+    const struct {
+        const char* why;
+        std::vector<Queued> ops;
+    } cases[] = {
+        {"chunk out of range", {{H2D, 4, 0, false}}},
+        {"chunk out of range", {{H2D, -1, 0, false}}},
+        {"stream out of range", {{H2D, 0, 2, false}}},
+        {"stream out of range", {{H2D, 0, -1, true}}},
+        {"op is not", {{3, 0, 0, false}}},
+        {"op is not", {{-1, 0, 0, false}}},
+        {"earlier operation", {{KERNEL, 0, 0, false}}},
+        {"earlier operation", {{H2D, 0, 0, false}, {D2H, 0, 0, false}}},
+        {"queued before", {{H2D, 0, 0, false}, {H2D, 0, 0, false}}},
+        {"another stream", {{H2D, 0, 0, false}, {KERNEL, 0, 1, false}}},
+        {"another stream",  // chunk 2 reuses chunk 0's buffers from stream 1
+         {{H2D, 0, 0, false}, {KERNEL, 0, 0, false}, {D2H, 0, 0, false}, {H2D, 2, 1, false}}},
+        {"not all queued", {}},
+    };
+    for (const auto& bad : cases) {
+        std::vector<Queued> ops = bad.ops;
+        if (std::string(bad.why) == "not all queued")
+            ops = depth_first(4, 2, false), ops.pop_back();  // the last chunk's copy out
+        EXPECT_EXIT(run_schedule(4, 2, ops), testing::ExitedWithCode(1),
+                    std::string("schedule refused: .*") + bad.why)
+            << bad.why;
+    }
+}
+
+// Outside run_mode (a stage timed alone) only the ranges are checked.
+TEST(StreamsCpu, ScheduleCheckOutsideAModeChecksTheRanges) {
+    ScheduleCheck check(4, 2);
+    for (int c = 0; c < 4; c++) check.operation(KERNEL, c, 0, false);
+    EXPECT_EXIT(check.operation(D2H, 4, 0, false), testing::ExitedWithCode(1),
+                "chunk out of range");
+}

@@ -40,6 +40,25 @@ class Cheats(unittest.TestCase):
                                     "--lab", c["lab"]], stdout=subprocess.PIPE, text=True, timeout=60)
                 self.assertEqual(r.returncode, 1, r.stdout)
 
+    def test_schedule_cheats_are_lint_clean(self):
+        """schedule_cheats.py: the whole lint (tokens and clang's tree) accepts each, so only the
+        check in run_op (ch06_streams/schedule.h) stands between its integers and the driver's
+        buffers; on a GPU (lab.py selftest) each scores 0 with "schedule refused"."""
+        import schedule_cheats
+        self.assertGreaterEqual(len(schedule_cheats.CHEATS), 2)
+        for c in schedule_cheats.CHEATS:
+            with self.subTest(c["name"]), tempfile.TemporaryDirectory() as d:
+                self.assertTrue(c["gpu"])
+                lab = labs.find_lab(c["lab"])[0]
+                folder = Path(d) / "s"
+                kit.cmd_make(c["lab"], folder, solution=True)
+                c["make"](folder, lab)
+                got = score.prepare(lab, folder, REPO)
+                for task in lab["tasks"]:
+                    text, why = got[task["id"]]
+                    self.assertIsNone(why, f"{c['name']}: {task['id']}: {why}")
+                    self.assertIsNotNone(text)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

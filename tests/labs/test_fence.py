@@ -156,13 +156,39 @@ class View(unittest.TestCase):
         lo.close()
         self.assertNotIn("CONNECTED", out)
 
+    def test_no_host_path_in_argv_cwd_environment_or_mount_points(self):
+        """The jail is /lab, the program /lab-programs/0/NAME: its argv (an --out=PATH in the jail
+        included), its executable, cwd, HOME, TMPDIR and every mount point name neither the
+        scratch folder nor the program's place."""
+        prog = self.s.program('#include <cstdio>\n#include <unistd.h>\nint main(int, char** v) {\n'
+                              '  char b[4096]; ssize_t n = readlink("/proc/self/exe", b, 4095);\n'
+                              '  b[n > 0 ? n : 0] = 0; std::printf("EXE=%s\\n", b); fflush(stdout);\n'
+                              '  return execl("/bin/sh", "sh", "-c", v[2], "sh", v[1], (char*)0); }\n')
+        script = ('echo "CWD=$(pwd) ARG=$1"; tr "\\0" "\\n" < /proc/self/environ; '
+                  'awk \'{print "POINT=" $5}\' /proc/self/mountinfo')
+        slot = self.s.f.take_slot()
+        try:
+            jail = self.s.f.jail(self.s.top, slot, "paths")
+            rc, out, _ = self.s.f.run([str(prog), f"--out={jail}/out.txt", script], jail, slot, 30,
+                                      show=[prog])
+        finally:
+            self.s.f.give_slot(slot)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("CWD=/lab ARG=--out=/lab/out.txt", out)
+        self.assertIn("EXE=/lab-programs/0/" + prog.name, out)
+        self.assertIn("HOME=/lab", out)
+        self.assertIn("TMPDIR=/lab/tmp", out)
+        self.assertIn("POINT=/lab\n", out)
+        self.assertNotIn(str(self.s.top), out)
+        self.assertNotIn(self.s.top.name, out)
+
     @unittest.expectedFailure
     def test_mountinfo_names_nothing_of_the_host(self):
-        """Not yet (issue 42, item 5's second half): the jail and the program are bound at their
-        paths on the grading machine, so /proc/self/mountinfo (mount points, and each bind's root
-        within its file system) names the grader's scratch folder. Closing it needs neutral mount
-        points with the paths of argv, cwd and the environment translated, and a jail whose file
-        system's root is the jail (its own tmpfs)."""
+        """Not yet (issue 42, item 5's second half): the mount points are neutral (/lab, the
+        test above), but /proc/self/mountinfo's fourth column, each bind's root within its file
+        system, still names the jail's and the program's places on the grading machine. Closing
+        it needs a jail whose file system's root is the jail (a tmpfs of its own, its files
+        copied out after the run) and the program copied in rather than bound."""
         rc, out, _ = self.s.sh("cat /proc/self/mountinfo")
         self.assertNotIn(str(self.s.top), out)
 
@@ -303,6 +329,19 @@ class SafeReads(unittest.TestCase):
             shutil.rmtree(tk, ignore_errors=True)
 
 
+class NeutralPaths(unittest.TestCase):
+    """fence.translate: the jail's and the shown programs' host paths, whole or as a prefix (an
+    option's value, a list of paths), become /lab and /lab-programs; a longer name that only
+    starts like one stays as it is."""
+
+    def test_translate(self):
+        p = fence.neutral_paths("/s/x/j-1", ["/s/x/bin/p-9"])
+        for host, inside in [("/s/x/j-1", "/lab"), ("--out=/s/x/j-1/out.txt", "--out=/lab/out.txt"),
+                             ("a:/s/x/j-1:b", "a:/lab:b"), ("/s/x/bin/p-9", "/lab-programs/0/p-9"),
+                             ("/s/x/j-12/a", "/s/x/j-12/a"), ("/s/x/j-1.bak", "/s/x/j-1.bak")]:
+            self.assertEqual(fence.translate(host, p), inside)
+
+
 class WeakFence(unittest.TestCase):
     def test_refused_without_the_flag(self):
         with tempfile.TemporaryDirectory() as d:
@@ -396,7 +435,7 @@ class Attacks(unittest.TestCase):
         try:
             for name in ("runs-reference-found-on-disk", "reads-course-repo-via-proc",
                          "leaves-files-in-tmp-and-shm", "outlives-the-grade", "poisons-reference-cache",
-                         "reaches-the-network", "syscalls-outside-the-list"):
+                         "reaches-the-network", "syscalls-outside-the-list", "sees-the-graders-paths"):
                 out, found = self.attack(weak, name)
                 leaked[name] = found
             self.assertEqual(driver.read_text(), "#!/bin/sh\necho reference\n")

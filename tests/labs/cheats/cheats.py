@@ -136,3 +136,4 @@ CHEATS += FENCE_CHEATS
 CHEATS += __import__("measure_cheats").CHEATS  # the lint and measurement cheats (measure_cheats.py)
 CHEATS += __import__("truth_cheats").CHEATS  # the truth of a grade (truth_cheats.py)
 CHEATS += __import__("whitelist_cheats").CHEATS  # host regions past the tokens (whitelist_cheats.py)
+CHEATS += __import__("schedule_cheats").CHEATS  # run_op's arguments out of range (schedule_cheats.py)

@@ -317,6 +317,37 @@ ATTACKS = {
     std::fflush(stdout);
     std::exit(3);
 """),
+    "sees-the-graders-paths": (
+        "looks for the grader's scratch folder (lab-grade-..., server-run-...) in its own argv[0], "
+        "executable, cwd, environment and the mount points of /proc/self/mountinfo, and prints "
+        "what it finds (not the root column of mountinfo, each bind's path within its file "
+        "system, which still names it: test_fence.py's expected failure)",
+        r"""
+    std::vector<std::string> seen;
+    std::vector<std::string> args = lab_cmdline("/proc/self/cmdline");
+    if (!args.empty()) seen.push_back("argv[0] " + args[0]);
+    char buf[4096];
+    for (const char* link : {"/proc/self/exe", "/proc/self/cwd"}) {
+        ssize_t n = readlink(link, buf, sizeof buf - 1);
+        if (n > 0) { buf[n] = 0; seen.push_back(std::string(link) + " " + buf); }
+    }
+    for (const std::string& e : lab_cmdline("/proc/self/environ")) seen.push_back("environ " + e);
+    if (FILE* f = std::fopen("/proc/self/mountinfo", "r")) {
+        char id[64], parent[64], dev[64], root[4096], point[4096];
+        while (std::fscanf(f, "%63s %63s %63s %4095s %4095s%*[^\n]", id, parent, dev, root, point) == 5)
+            seen.push_back(std::string("mount point ") + point);
+        std::fclose(f);
+    }
+    int found = 0;
+    for (const std::string& s : seen)
+        if (s.find("lab-grade-") != std::string::npos || s.find("server-run-") != std::string::npos) {
+            std::printf("LEAK: the grader's scratch path: %s\n", s.substr(0, 200).c_str());
+            found++;
+        }
+    std::printf("%zu paths looked at, %d of the grader's\n", seen.size(), found);
+    std::fflush(stdout);
+    std::exit(3);
+"""),
 }
 HONEST = {"sanitizer-log-symlink", "sanitizer-log-fifo"}  # the kernel works: the sanitizer must run
 
