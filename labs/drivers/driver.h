@@ -81,8 +81,8 @@ inline uint64_t host_digest(const void* data, size_t bytes) {
 
 // Guarded device memory, with CUDA's virtual memory management: every buffer gets a range of
 // addresses of its own, one unmapped granule (2 MiB on an H200) on each side of the granules
-// that hold it. The buffer is placed at the END of its mapped granules (past it, at most 15
-// poisoned bytes that keep its start 16-byte aligned, then nothing mapped) or at their START
+// that hold it. The buffer is placed at the END of its mapped granules (past it nothing mapped,
+// or a few poisoned bytes where the task needs an aligned start: end_align) or at their START
 // (the byte before it is unmapped): a kernel that reads past a[n] or at a[-1] stops with an
 // illegal address, whatever else was allocated, in every run, at full speed.
 // The driver API is reached through the runtime (cudaGetDriverEntryPointByVersion): no -lcuda.
@@ -93,6 +93,7 @@ struct GuardedMemory {
         CUmemGenericAllocationHandle handle;
     };
     bool at_start = false;  // where the next buffers go in their mapping
+    size_t end_align = 1;   // the start's alignment when a buffer ends at its mapping's end
     size_t granule = 0;
     CUmemAllocationProp prop{};
     std::map<uintptr_t, Range> ranges;  // buffer address -> its range
@@ -156,11 +157,12 @@ struct GuardedMemory {
         access.location = prop.location;
         access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
         check(set_access(first, r.mapped, &access, 1), "cuMemSetAccess");
-        // At the end, the buffer still starts on a 16-byte boundary (the alignment of float4 and
-        // double2, which the course's kernels load; cudaMalloc gives 256): the up to 15 bytes
-        // between its end and the guard are poisoned (0xFF, a NaN in every float), so a read
-        // there spoils the answer and only a read past them faults.
-        size_t padded = (bytes + 15) / 16 * 16;
+        // At the end, the buffer starts on an end_align boundary: 1 (its last byte touches the
+        // guard) unless the task's program loads wider words than its elements (Dot-SM-Warp's
+        // float4 needs 16: cudaMalloc gives 256). The up to end_align - 1 bytes between its end
+        // and the guard are poisoned (0xFF, a NaN in every float): a read there spoils the
+        // answer, and only a read past them faults.
+        size_t padded = (bytes + end_align - 1) / end_align * end_align;
         uintptr_t at = (uintptr_t)(at_start ? first : first + r.mapped - padded);
         if (padded > bytes) HANDLE_ERROR(cudaMemset((void*)(at + bytes), 0xFF, padded - bytes));
         ranges[at] = r;
