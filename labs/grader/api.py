@@ -65,7 +65,9 @@ def grade_submission(chapter, folder, out, options=()):
     text = buf.getvalue().replace(str(folder), "your submission").replace(str(out), "the report")
     summary = (f"{scores['score']:g} / {scores['max_score']:g} points" if scores else "no report")
     if code == 77:
-        summary = "cannot run here: " + (text.split("CANNOT GRADE here: ")[-1].split("\n")[0])
+        # lab.py grade's one line (report.not_graded), wrapped: its reason, on one line again.
+        why = text.split("no points lost or won: ")[-1] if "no points lost or won: " in text else ""
+        summary = "cannot run here: " + (" ".join(why.split()) or "no usable CUDA device")
     return {"exit": code, "summary": summary, "output": "", "report": text, "results": scores}
 
 

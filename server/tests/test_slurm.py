@@ -4,7 +4,7 @@ Debian's packages, in a temporary folder) and the server's SlurmBackend submitti
 
   - a job's output comes back in its log, run in its own folder;
   - the real grader (scripts/lab.py grade, inside its fence) run as a Slurm job: on a machine
-    without a GPU it exits 77 ("CANNOT GRADE here: no usable CUDA device") and the backend
+    without a GPU it exits 77 ("NOT GRADED here ...: no usable CUDA device") and the backend
     reports 77, not a pass and not a lost job (with a GPU in the cluster: full marks, exit 0);
   - a cancelled job is cancelled: a negative code, no exit file, none of its processes left;
   - a backend made anew (a server started again) finds a job that still runs and reads its code;
@@ -127,7 +127,7 @@ class SlurmPath(unittest.TestCase):
             self.assertEqual(code, 0, log)  # the solution: full marks
         else:
             self.assertEqual(code, 77, log)
-            self.assertIn("CANNOT GRADE here: no usable CUDA device", log)
+            self.assertIn("NOT GRADED here, no points lost or won: no usable CUDA device", log)
         self.assertTrue((self.tmp / "report2" / "results.json").is_file(), log)
 
     def test_exit_codes_and_signals_kept(self):
