@@ -197,7 +197,8 @@ pip_progress() {
 }
 if [ "$what" = examples ] && [ "$plots_ready" = 0 ] && [ "$plots_wanted" = 0 ]; then
   say "no GPU here (nvidia-smi lists none): the tour's plots need a GPU run, so matplotlib is not"
-  say "  installed (about 40 MB download, 200 MB in .venv/); CUDA_EXAMPLES_PLOTS=1 installs it anyway"
+  say "  installed (about 40 MB download, 200 MB in .venv/);"
+  say "  CUDA_EXAMPLES_PLOTS=1 installs it anyway"
 elif [ "$what" = examples ] && [ "$plots_ready" = 0 ]; then
   hand="$python -m venv .venv && .venv/bin/pip install -r requirements.txt"
   if [ "$no_install" != 0 ]; then

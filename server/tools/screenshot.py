@@ -86,7 +86,11 @@ class Browser:
             os.closerange(5, 1 << 16)
 
         self.log = open(os.path.join(self.profile, "chromium.log"), "wb")
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log,
+        # Chromium also writes under $HOME (~/.config/chromium/Crash Reports, ~/.cache/dconf):
+        # give it the profile folder as its home, so nothing is left outside it.
+        home = dict(os.environ, HOME=self.profile, XDG_CONFIG_HOME=os.path.join(self.profile, "config"),
+                    XDG_CACHE_HOME=os.path.join(self.profile, "cache"))
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, env=home,
                                      stderr=subprocess.STDOUT, preexec_fn=fds, close_fds=False, start_new_session=True)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
