@@ -142,8 +142,23 @@ class Builder:
             return self._reference(key, lab, task, text, timeout)
 
     def _reference(self, key, lab, task, text, timeout):
+        def build(tmp):
+            cwd = self.tree(lab, task, text, tmp / "tree")
+            r = subprocess.run(self.words(lab, task, tmp / "driver"), cwd=cwd, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace", timeout=timeout)
+            if r.returncode != 0:
+                raise LabError(f"the reference driver of {task['id']} does not build:\n{r.stdout[-2000:]}")
+            return tmp / "driver", r.stdout
+        return self._cached(key, "driver", task["id"], build)
+
+    def _cached(self, key, name, label, build):
+        """(binary, log): a program the grader builds once and keeps in its cache under KEY (a
+        hash of all it is made from). Reused only while it is a regular file of the grader's,
+        writable by no one else, with the hash its manifest gave it; else BUILD(tmp) makes it
+        again (it returns the built file and its log). The caller holds KEY's lock."""
         root = self.cache / key
-        binary, manifest = root / "driver", root / "manifest.json"
+        binary, manifest = root / name, root / "manifest.json"
         with self.lock:
             known = self.hashes.get(key)
         if manifest.exists() and binary.exists():
@@ -157,21 +172,16 @@ class Builder:
             shutil.rmtree(root, ignore_errors=True)  # changed or foreign: never used, rebuilt
         tmp = Path(tempfile.mkdtemp(dir=self.cache, prefix="build-"))
         try:
-            cwd = self.tree(lab, task, text, tmp / "tree")
-            r = subprocess.run(self.words(lab, task, tmp / "driver"), cwd=cwd, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               errors="replace", timeout=timeout)
-            if r.returncode != 0:
-                raise LabError(f"the reference driver of {task['id']} does not build:\n{r.stdout[-2000:]}")
+            built, log = build(tmp)
             root.mkdir(exist_ok=True)
-            shutil.move(str(tmp / "driver"), binary)
+            shutil.move(str(built), binary)
             binary.chmod(0o755)
             digest = sha256_file(binary)
-            manifest.write_text(json.dumps({"sha256": digest, "task": task["id"]}) + "\n")
+            manifest.write_text(json.dumps({"sha256": digest, "task": label}) + "\n")
             root.chmod(0o755)
             with self.lock:
                 self.hashes[key] = digest
-            return binary, r.stdout
+            return binary, log
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -183,43 +193,24 @@ class Builder:
             [(source / n).read_bytes() for n in ("launcher.cu", "driver.h")] +
             [p.read_bytes() for p in sorted((REPO / "common").glob("*.h"))] +
             [self.arch.encode(), self.nvcc.encode()])).hexdigest()[:24]
+
+        def build(tmp):
+            tree = tmp / "tree"
+            shutil.copytree(REPO / "common", tree / "common", ignore=shutil.ignore_patterns("*.md"))
+            (tree / "labs" / "drivers").mkdir(parents=True)
+            for n in ("launcher.cu", "driver.h"):
+                shutil.copy2(source / n, tree / "labs" / "drivers" / n)
+            words = [self.nvcc, "-std=c++17", "-O2"] + self.arch_flags() + [
+                "-o", str(tmp / "launcher"), "launcher.cu"]
+            r = subprocess.run(words, cwd=tree / "labs" / "drivers", stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace", timeout=timeout)
+            if r.returncode != 0:
+                raise LabError(f"the launcher does not build:\n{r.stdout[-2000:]}")
+            return tmp / "launcher", r.stdout
         with open(self.cache / f"{key}.lock", "a") as held:
             fcntl.flock(held, fcntl.LOCK_EX)
-            root, binary = self.cache / key, self.cache / key / "launcher"
-            manifest = root / "manifest.json"
-            if manifest.exists() and binary.exists():
-                want = json.loads(manifest.read_text()).get("sha256")
-                st = os.lstat(binary)
-                if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o022 and sha256_file(binary) == want:
-                    with self.lock:
-                        self.hashes[key] = want
-                    return binary
-                shutil.rmtree(root, ignore_errors=True)
-            tmp = Path(tempfile.mkdtemp(dir=self.cache, prefix="build-"))
-            try:
-                tree = tmp / "tree"
-                shutil.copytree(REPO / "common", tree / "common", ignore=shutil.ignore_patterns("*.md"))
-                (tree / "labs" / "drivers").mkdir(parents=True)
-                for n in ("launcher.cu", "driver.h"):
-                    shutil.copy2(source / n, tree / "labs" / "drivers" / n)
-                words = [self.nvcc, "-std=c++17", "-O2"] + self.arch_flags() + [
-                    "-o", str(tmp / "launcher"), "launcher.cu"]
-                r = subprocess.run(words, cwd=tree / "labs" / "drivers", stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   errors="replace", timeout=timeout)
-                if r.returncode != 0:
-                    raise LabError(f"the launcher does not build:\n{r.stdout[-2000:]}")
-                root.mkdir(exist_ok=True)
-                shutil.move(str(tmp / "launcher"), binary)
-                binary.chmod(0o755)
-                digest = sha256_file(binary)
-                manifest.write_text(json.dumps({"sha256": digest, "task": "launcher"}) + "\n")
-                root.chmod(0o755)
-                with self.lock:
-                    self.hashes[key] = digest
-                return binary
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+            return self._cached(key, "launcher", "launcher", build)[0]
 
     def verified(self, binary):
         """Raises unless the binary still has the hash it was built (or checked) with."""

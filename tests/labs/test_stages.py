@@ -304,6 +304,25 @@ class Build(unittest.TestCase):
         for g in graders:  # each grader's recorded hash still matches the one binary
             g.verified(got[0])
 
+    def test_a_cached_launcher_is_used_only_as_built(self):
+        # The launcher shares the references' cache rules (build.py's _cached): reused while it
+        # is the grader's own regular file, writable by no one else, with its manifest's hash.
+        d = Path(tempfile.mkdtemp())
+        nvcc = d / "nvcc"
+        nvcc.write_text("#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\n"
+                        "head -c 64 /dev/urandom > \"$2\"\n")
+        nvcc.chmod(0o755)
+        b = build.Builder(d / "work", "sm_90", str(nvcc), fence.Fence("setsid"), True)
+        first = b.launcher()
+        kept = first.read_bytes()
+        self.assertEqual(b.launcher().read_bytes(), kept)  # cached: not built again
+        first.write_bytes(b"changed")
+        self.assertNotEqual(b.launcher().read_bytes(), b"changed")  # changed: built again
+        kept = first.read_bytes()
+        first.chmod(0o777)
+        self.assertNotEqual(b.launcher().read_bytes(), kept)  # writable by others: built again
+        b.verified(b.launcher())
+
     def test_a_changed_binary_is_refused(self):
         b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
         d = Path(tempfile.mkdtemp()) / "key1"
