@@ -336,6 +336,20 @@ class StoreTest(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_no_token_reads_as_an_option_on_a_command_line(self):
+        """A token is typed after --token: one that starts with '-' is read as an option (CI's
+        browser test failed on one: "argument --token: expected one argument"). One in 64
+        random tokens would; 400 tokens all pass only where none does (old code: 0.2%)."""
+        tmp = Path(tempfile.mkdtemp(prefix="server-store-"))
+        try:
+            from server.jobqueue import Store
+            st = Store(tmp / "state")
+            tokens = [st.add_student(f"s{i}", "S") for i in range(400)]
+            self.assertEqual([t for t in tokens if t.startswith("-")], [])
+            self.assertEqual(len(set(tokens)), 400)
+        finally:
+            shutil.rmtree(tmp)
+
 
 class NoGpuTest(unittest.TestCase):
     def test_without_a_gpu_every_job_ends_77_cannot_run_here(self):
