@@ -8,12 +8,14 @@ fence_init.py inside them), where it sees only what the run needs:
            only, a private empty /tmp and /dev/shm, its own folder (the jail, read-write, at
            /lab) and the one program it runs (read-only, under /lab-programs). No course
            repository, no cache, no reference binary, no other submission, no home folder; its
-           argv, cwd and environment name /lab, never the grader's scratch folder (but
-           /proc/self/mountinfo still gives each bind's root within its file system: the host
-           path of the jail and of the program).
-  PID      its first process is PID 1 there: when it ends, the kernel kills every process it
-           made (a double fork, setsid and a cleared environment change nothing); its /proc
-           shows its own processes only.
+           argv, cwd, environment and /proc/self/mountinfo name /lab, never the grader's
+           scratch folder: the jail and the program are copied into file systems of their own
+           (tmpfs), not bound (a bind's root column in mountinfo is its source's path), and the
+           jail is copied back out when the command has ended (fence_init.py).
+  PID      its first process is PID 1 of a PID namespace of its own: when it ends, the kernel
+           kills every process it made (a double fork, setsid and a cleared environment change
+           nothing); its /proc shows its own processes only (not even fence_init.py's
+           supervisor, whose PID namespace holds its own).
   network  no interface but a loopback of its own; IPC and host name its own too.
   uid      (root) a uid of its own (UID_BASE..), the reference's runs another range (REF_BASE..),
            no capabilities, no new privileges; not root: a user namespace (the grader's uid).
@@ -144,6 +146,8 @@ DEV = ("null", "zero", "full", "random", "urandom")
 # Where a fenced command finds its folder and the programs it was shown (mount points of its own
 # root): no path of the grading machine reaches its argv, cwd, environment or mount points.
 JAIL_AT, SHOWN_AT = "/lab", "/lab-programs"
+JAIL_BYTES = 4 << 30  # the jail's tmpfs inside the fence (memory, charged to the run's cgroup)
+COPY_BYTES = 1 << 30  # what a run may leave in its jail to be copied back (a build: a few MB)
 
 
 def neutral_paths(home, show):
@@ -480,10 +484,15 @@ class Fence:
             if d and os.path.isdir(d):
                 ro(d)
         ro("/sys")
-        steps.append(["bind", str(jail), JAIL_AT, "rw"])
+        # The jail and the programs are copied in, never bound: a bind's root column in
+        # /proc/self/mountinfo names its source's path (fence_init.py copies the jail back out).
+        steps += [["tmpfs", JAIL_AT, JAIL_BYTES], ["copy", str(jail), JAIL_AT]]
         paths = neutral_paths(jail, show)
-        for p in show:
-            steps.append(["bind", str(p), paths[str(p)], "ro"])
+        if show:
+            size = sum(os.stat(p).st_size for p in show) + (1 << 20)
+            steps.append(["tmpfs", SHOWN_AT, size])
+            steps += [["copy", str(p), paths[str(p)]] for p in show]
+            steps.append(["readonly", SHOWN_AT])
         return steps
 
     def prefix(self, slot, writable, limits, show=(), reference=False, cgroup=None):
@@ -494,6 +503,7 @@ class Fence:
                 os.chmod(self.newroot, 0o700)
                 atexit.register(shutil.rmtree, self.newroot, True)
             spec = {"root": self.newroot, "mounts": self.view(writable, show), "cwd": str(writable),
+                    "copy_back": [JAIL_AT, str(writable), COPY_BYTES],
                     "uid": self.uid(slot, reference) if self.drops_uid else None,
                     "gid": self.gid(slot, reference) if self.drops_uid else None,
                     "limits": lim, "cgroup": str(cgroup) if cgroup else None}

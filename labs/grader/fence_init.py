@@ -1,14 +1,18 @@
 """The inside of the namespace fence (labs/grader/fence.py): run by `unshare --mount --pid --net
 --ipc --uts --fork --kill-child` (as root) or `unshare --user --map-root-user ...` (not root), as
 the first process of the new namespaces, before any student code. It builds the only file
-system that student code sees, then becomes the student's command (exec: the command is PID 1
-of its PID namespace, so when it ends the kernel kills every process it made).
+system that student code sees, then starts the student's command (fork, then exec: the command
+is PID 1 of a PID namespace of its own, so when it ends the kernel kills every process it made)
+and waits for it (below).
 
     python3 fence_init.py SPEC_JSON
 
 SPEC: {"root": an empty folder to build on, "mounts": in order, ["bind", source, target,
-"ro"|"rw"|"dev"], ["tmpfs", target, bytes] or ["symlink", link, points to]; "cwd", "uid", "gid"
-(null: keep the uid), "limits": {name: value}, "cgroup": a folder of cgroup v2 or null,
+"ro"|"rw"|"dev"], ["tmpfs", target, bytes], ["copy", source, target] (a file or a folder's
+contents copied in, owners, modes and times kept), ["readonly", target] (a mount made read-only)
+or ["symlink", link, points to]; "copy_back": [folder inside, folder of the grading machine] or
+null; "cwd", "uid", "gid" (null: keep the uid), "limits": {name: value}, "cgroup": a folder of
+cgroup v2 or null,
 "seccomp": the filter's BPF program (hex, fence.py's seccomp_filter) or null, "seccomp_record":
 a file to write the system calls used into (the measurement: fence.py's docstring) or null,
 "argv": [...]}. The environment is the grader's cleared one, passed through.
@@ -16,6 +20,19 @@ a file to write the system calls used into (the measurement: fence.py's docstrin
 The seccomp filter is installed last, right before the exec: every system call of the command and
 of everything it starts is then checked against the allow-list (filters are inherited and cannot
 be removed; no_new_privs is set first, as the kernel requires).
+
+Nothing of the grading machine's paths reaches the command, not even /proc/self/mountinfo's root
+column (each mount's path within its file system): the command's folder and programs are not
+bound in but copied into file systems of their own (tmpfs), and the folder is copied back out
+when the command has ended. So this process stays, as the command's supervisor, in a PID
+namespace of its own: the command runs as PID 1 of a PID namespace nested in it (when it ends,
+the kernel kills every process it made), with a mount namespace and a /proc of its own, and sees
+nothing of this process (its argv holds the spec, with the machine's paths). This process keeps
+the machine's folder open from before the new root hid it, waits for the command, then copies
+the folder back through that descriptor: every process of the command is gone by then, no link
+is followed, and what is copied is bounded (COPY_FILES entries, and the grader's byte limit),
+measured before anything is written.
+An exit status of 128 + N says that the command ended on signal N.
 
 It imports nothing of the grader: it runs from the grader's folder before the new root hides it.
 """
@@ -32,6 +49,9 @@ import time
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
+CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+PR_SET_DUMPABLE = 4
+COPY_FILES = 100_000  # entries copied back at most (files, folders, links)
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 38, 24, 28
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
@@ -70,6 +90,8 @@ def place(root, target, like):
 
 
 def build(spec):
+    """The new root; returns the descriptor of the folder to copy back into (or None), opened
+    before the old root goes."""
     root = spec["root"]
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here leaks back out
     mount("fence", root, "tmpfs", MS_NOSUID, "mode=0755,size=16m")
@@ -85,6 +107,11 @@ def build(spec):
             elif how == "rw":
                 flags |= MS_NODEV
             mount(None, path, None, flags)
+        elif step[0] == "copy":
+            _, source, target = step
+            copy_in(source, root + target)
+        elif step[0] == "readonly":
+            mount(None, root + step[1], None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
         elif step[0] == "tmpfs":
             _, target, size = step
             path = root + target
@@ -98,6 +125,9 @@ def build(spec):
             os.symlink(points, root + link)
     os.makedirs(root + "/proc", exist_ok=True)
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this PID namespace only
+    back = None
+    if spec.get("copy_back"):
+        back = os.open(spec["copy_back"][1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     os.chdir(root)
     if libc.syscall(SYS_PIVOT_ROOT[os.uname().machine], b".", b".") != 0:
         fail(f"pivot_root: {os.strerror(ctypes.get_errno())}")
@@ -105,6 +135,185 @@ def build(spec):
         fail(f"umount of the old root: {os.strerror(ctypes.get_errno())}")
     os.chdir("/")
     mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+    return back
+
+
+class Budget:
+    """What a copy may still write: entries and bytes (a copy back of a folder the command filled
+    with hard links or sparse files stops here instead of filling the grading machine's disk)."""
+
+    def __init__(self, files, size):
+        self.files, self.size = files, size
+
+    def take(self, size=0):
+        self.files -= 1
+        self.size -= size
+        if self.files < 0 or self.size < 0:
+            raise OverflowError
+
+
+def _open_dir(name, dir_fd):
+    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+
+
+def _remove(name, dir_fd):
+    """name under dir_fd, whatever it is, a folder with all it holds; no link followed."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        fd = _open_dir(name, dir_fd)
+        try:
+            for inner in os.listdir(fd):
+                _remove(inner, fd)
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def _keep(st, fd=None, name=None, dir_fd=None):
+    """The source's owner, mode (no set-id bits) and times, on a copy (by fd, or a link by name)."""
+    if fd is None:
+        os.chown(name, st.st_uid, st.st_gid, dir_fd=dir_fd, follow_symlinks=False)
+        return
+    os.fchown(fd, st.st_uid, st.st_gid)
+    os.fchmod(fd, stat.S_IMODE(st.st_mode) & (0o1777 if stat.S_ISDIR(st.st_mode) else 0o777))
+    os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def copy_file(name, src_dir, dst_dir, st, budget, to=None):
+    """File name of folder src_dir (stat st) to folder dst_dir, as `to` (default: name)."""
+    to = to or name
+    budget.take(st.st_size)
+    try:
+        old = os.stat(to, dir_fd=dst_dir, follow_symlinks=False)
+        if stat.S_ISREG(old.st_mode) and (old.st_size, old.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
+            return  # unchanged (as make judges it)
+        _remove(to, dst_dir)
+    except FileNotFoundError:
+        pass
+    src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src_dir)
+    try:
+        dst = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                      dir_fd=dst_dir)
+        try:
+            left = st.st_size
+            while left > 0:
+                n = os.sendfile(dst, src, None, min(left, 1 << 30))
+                if n == 0:
+                    break
+                left -= n
+            _keep(st, dst)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def copy_tree(src_dir, dst_dir, budget, depth=0):
+    """The contents of folder src_dir into folder dst_dir (descriptors): folders, regular files,
+    symbolic links (as links, never followed) and FIFOs (as FIFOs); nothing else (sockets).
+    What dst_dir holds and src_dir does not is removed."""
+    if depth > 64:
+        raise OverflowError
+    names = set(os.listdir(src_dir))
+    for gone in set(os.listdir(dst_dir)) - names:
+        _remove(gone, dst_dir)
+    for name in sorted(names):
+        st = os.stat(name, dir_fd=src_dir, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            copy_file(name, src_dir, dst_dir, st, budget)
+        elif stat.S_ISDIR(st.st_mode):
+            budget.take()
+            try:
+                if not stat.S_ISDIR(os.stat(name, dir_fd=dst_dir, follow_symlinks=False).st_mode):
+                    _remove(name, dst_dir)
+                    os.mkdir(name, 0o700, dir_fd=dst_dir)
+            except FileNotFoundError:
+                os.mkdir(name, 0o700, dir_fd=dst_dir)
+            s, d = _open_dir(name, src_dir), _open_dir(name, dst_dir)
+            try:
+                copy_tree(s, d, budget, depth + 1)
+                _keep(st, d)
+            finally:
+                os.close(s)
+                os.close(d)
+        elif stat.S_ISLNK(st.st_mode):
+            budget.take()
+            _remove(name, dst_dir)
+            os.symlink(os.readlink(name, dir_fd=src_dir), name, dir_fd=dst_dir)
+            _keep(st, name=name, dir_fd=dst_dir)
+        elif stat.S_ISFIFO(st.st_mode):  # kept for what it is: the grader refuses to read one
+            budget.take()
+            _remove(name, dst_dir)
+            os.mkfifo(name, 0o600, dir_fd=dst_dir)
+            _keep(st, name=name, dir_fd=dst_dir)
+        else:  # a socket (a device node cannot be made there): gone, as if it were removed
+            _remove(name, dst_dir)
+
+
+def copy_in(source, path):
+    """A step ["copy", source, target]: a file to path (its folders made), or a folder's contents
+    into the folder at path (a tmpfs made for it), owners, modes and times kept."""
+    st = os.stat(source)
+    budget = Budget(10 * COPY_FILES, 1 << 62)  # the grader's own files: bounded by the tmpfs
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if stat.S_ISDIR(st.st_mode):
+        os.makedirs(path, exist_ok=True)
+        s = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        d = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            copy_tree(s, d, budget)
+            _keep(st, d)
+        finally:
+            os.close(s)
+            os.close(d)
+    else:
+        s = os.open(os.path.dirname(source), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        d = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            copy_file(os.path.basename(source), s, d, st, budget, os.path.basename(path))
+        finally:
+            os.close(s)
+            os.close(d)
+
+
+def measure_tree(fd, budget, depth=0):
+    """Raises OverflowError where the folder (descriptor) holds more than the budget: entries,
+    bytes (each name of a hard link, and a sparse file's whole length, as a copy writes them) or
+    folders more than 64 deep."""
+    if depth > 64:
+        raise OverflowError
+    for name in os.listdir(fd):
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        budget.take(st.st_size if stat.S_ISREG(st.st_mode) else 0)
+        if stat.S_ISDIR(st.st_mode):
+            inner = _open_dir(name, fd)
+            try:
+                measure_tree(inner, budget, depth + 1)
+            finally:
+                os.close(inner)
+
+
+def copy_back(inside, back, size):
+    """The command's folder (inside) copied back to the grading machine's folder (descriptor
+    back), when it holds at most COPY_FILES entries and size bytes; else nothing is copied.
+    Returns None, or why it was not."""
+    src = os.open(inside, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        measure_tree(src, Budget(COPY_FILES, size))
+        copy_tree(src, back, Budget(COPY_FILES, size))
+        return None
+    except OverflowError:
+        return (f"the command left more than {COPY_FILES} files or {size >> 20} MiB (or folders "
+                f"more than 64 deep) in its folder: nothing of it copied back")
+    except OSError as e:
+        return f"its folder not copied back: {e}"
+    finally:
+        os.close(src)
 
 
 class SockFprog(ctypes.Structure):
@@ -203,7 +412,47 @@ def main():
     if spec.get("cgroup"):  # before anything else: every process it makes is in the cgroup
         with open(os.path.join(spec["cgroup"], "cgroup.procs"), "w") as f:
             f.write("0")
-    build(spec)
+    back = build(spec)
+    if libc.unshare(CLONE_NEWPID) != 0:  # the command's PID namespace, nested in this one
+        fail(f"PID namespace: {os.strerror(ctypes.get_errno())}")
+    pid = os.fork()
+    if pid == 0:
+        if back is not None:
+            os.close(back)
+        command(spec)
+    supervise(pid, spec, back)
+
+
+def supervise(pid, spec, back):
+    """This process, while the command runs and after: it waits (the command's PID namespace is
+    empty when its first process has ended), then copies the folder back."""
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its /proc entries: closed even to its own uid
+    status = 1
+    while True:
+        try:
+            done, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if done == pid:
+            status = os.waitstatus_to_exitcode(st)
+    code = status if status >= 0 else 128 - status
+    if back is not None:
+        inside, _, size = spec["copy_back"]
+        why = copy_back(inside, back, size)
+        if why:
+            sys.stderr.write(f"lab fence: {why}\n")
+            code = code or 125
+    sys.exit(code)
+
+
+def command(spec):
+    """The command's first process: PID 1 of its own PID namespace, with its own /proc (of that
+    namespace only) in a mount namespace of its own; then its limits, and the exec."""
+    if libc.unshare(CLONE_NEWNS) != 0:
+        fail(f"mount namespace: {os.strerror(ctypes.get_errno())}")
+    # Over the supervisor's /proc, not in place of it: a user namespace mounts a new proc only
+    # where one is already fully in view.
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.chdir(spec["cwd"])
     listen = measure(spec) if spec.get("seccomp_measure") else None
     # No capability survives the exec, even as root of a user namespace (namespaces-user): the

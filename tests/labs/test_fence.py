@@ -182,15 +182,72 @@ class View(unittest.TestCase):
         self.assertNotIn(str(self.s.top), out)
         self.assertNotIn(self.s.top.name, out)
 
-    @unittest.expectedFailure
     def test_mountinfo_names_nothing_of_the_host(self):
-        """Not yet (issue 42, item 5's second half): the mount points are neutral (/lab, the
-        test above), but /proc/self/mountinfo's fourth column, each bind's root within its file
-        system, still names the jail's and the program's places on the grading machine. Closing
-        it needs a jail whose file system's root is the jail (a tmpfs of its own, its files
-        copied out after the run) and the program copied in rather than bound."""
-        rc, out, _ = self.s.sh("cat /proc/self/mountinfo")
-        self.assertNotIn(str(self.s.top), out)
+        """Issue 42, item 5: /proc/self/mountinfo, every column (a bind's root column names its
+        source's path within its file system), names neither the scratch folder nor the
+        program's place: the jail and the program are copied into file systems of their own."""
+        prog = self.s.program('#include <cstdio>\nint main() { std::puts("ran"); }\n')
+        slot = self.s.f.take_slot()
+        try:
+            jail = self.s.f.jail(self.s.top, slot, "mounts")
+            rc, out, _ = self.s.f.run(["/bin/sh", "-c", f"cat /proc/self/mountinfo /proc/1/mountinfo; "
+                                       f"{fence.SHOWN_AT}/0/{prog.name}"],
+                                      jail, slot, 30, home=jail, show=[prog])
+        finally:
+            self.s.f.give_slot(slot)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(" /lab ", out)
+        self.assertIn("ran", out)
+        for leak in (str(self.s.top), self.s.top.name, str(prog.parent)):
+            self.assertNotIn(leak, out)
+
+    def test_the_jail_comes_back_as_it_was_left(self):
+        """The jail is copied in and back out: what the command wrote, changed and removed is so
+        on the grading machine after it; a link comes back a link (never followed), a FIFO a
+        FIFO; times are kept (make's view of a build tree)."""
+        slot = self.s.f.take_slot()
+        try:
+            jail = self.s.f.jail(self.s.top, slot, "back")
+            (jail / "keep.txt").write_text("kept")
+            (jail / "change.txt").write_text("old")
+            (jail / "gone.txt").write_text("gone")
+            os.utime(jail / "keep.txt", ns=(10**18, 10**18))
+            if self.s.f.drops_uid:
+                for p in jail.iterdir():
+                    os.chown(p, self.s.f.uid(slot), self.s.f.uid(slot))
+            script = ("import os\nopen('change.txt', 'w').write('new')\nos.unlink('gone.txt')\n"
+                      "os.makedirs('d/e')\nopen('d/e/f.txt', 'w').write('deep')\n"
+                      "os.symlink('/etc/passwd', 'link')\nos.mkfifo('fifo')\nprint('made')")
+            rc, out, _ = self.s.f.run(["python3", "-c", script], jail, slot, 30, home=jail)
+        finally:
+            self.s.f.give_slot(slot)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual((jail / "keep.txt").read_text(), "kept")
+        self.assertEqual((jail / "keep.txt").stat().st_mtime_ns, 10**18)
+        self.assertEqual((jail / "change.txt").read_text(), "new")
+        self.assertFalse((jail / "gone.txt").exists())
+        self.assertEqual((jail / "d" / "e" / "f.txt").read_text(), "deep")
+        self.assertEqual(os.readlink(jail / "link"), "/etc/passwd")
+        self.assertTrue(stat.S_ISFIFO(os.lstat(jail / "fifo").st_mode))
+
+    def test_a_jail_too_full_is_not_copied_back(self):
+        """The copy back is bounded, and measured before anything is written: a command that
+        leaves more entries than fence_init.py's COPY_FILES, or more bytes than COPY_BYTES (sparse
+        files: a copy writes each one's whole length), is told so, its run fails and its jail
+        stays as it was."""
+        for what, script in (("entries", "for i in range(100001): open(f'f{i}', 'w')"),
+                             ("bytes", "for i in range(5):\n  f = open(f's{i}', 'wb'); f.seek(255 << 20); f.write(b'x')")):
+            slot = self.s.f.take_slot()
+            try:
+                jail = self.s.f.jail(self.s.top, slot, f"full-{what}")
+                rc, out, _ = self.s.f.run(["python3", "-c", script + "\nprint('made')"], jail, slot, 120,
+                                          home=jail)
+            finally:
+                self.s.f.give_slot(slot)
+            self.assertIn("made", out, what)
+            self.assertEqual(rc, 125, out)
+            self.assertIn("nothing of it copied back", out)
+            self.assertEqual(sorted(p.name for p in jail.iterdir()), ["tmp"], what)
 
     def test_memory_limit_or_the_reason_why_not(self):
         said = STRONG.describe()

@@ -319,9 +319,9 @@ ATTACKS = {
 """),
     "sees-the-graders-paths": (
         "looks for the grader's scratch folder (lab-grade-..., server-run-...) in its own argv[0], "
-        "executable, cwd, environment and the mount points of /proc/self/mountinfo, and prints "
-        "what it finds (not the root column of mountinfo, each bind's path within its file "
-        "system, which still names it: test_fence.py's expected failure)",
+        "executable, cwd, environment, and /proc/self/mountinfo's mount points and root column "
+        "(each mount's path within its file system: a bind's names its source), and prints "
+        "what it finds",
         r"""
     std::vector<std::string> seen;
     std::vector<std::string> args = lab_cmdline("/proc/self/cmdline");
@@ -335,7 +335,7 @@ ATTACKS = {
     if (FILE* f = std::fopen("/proc/self/mountinfo", "r")) {
         char id[64], parent[64], dev[64], root[4096], point[4096];
         while (std::fscanf(f, "%63s %63s %63s %4095s %4095s%*[^\n]", id, parent, dev, root, point) == 5)
-            seen.push_back(std::string("mount point ") + point);
+            seen.push_back(std::string("mount point ") + point + " root " + root);
         std::fclose(f);
     }
     int found = 0;
