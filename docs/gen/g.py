@@ -124,6 +124,32 @@ def _tier_words(step, record=None):
     return where
 
 
+def _later_gpu_log(record):
+    """A README line for the newest command 2 on an H200 kept only as a log (docs/runs/h200/side/
+    command2-COMMIT.json names it, its commit and date), where it is newer than the record: its
+    times and counts, as the log says them. None where there is none."""
+    logs = []
+    for path in glob.glob(os.path.join(ROOT, "docs", "runs", "h200", "side", "command2-*.json")):
+        with open(path) as f:
+            about = json.load(f)
+        if about["date"] > record["date"][:10]:
+            logs.append((about["date"], about, os.path.join(os.path.dirname(path), about["log"])))
+    if not logs:
+        return None
+    day, about, path = max(logs, key=lambda l: l[0])
+    text = open(path).read()
+    times = re.search(r"^Times: setup (\d+) s, configure (\d+) s, build (\d+) s, tests (\d+) s", text, re.M)
+    summary = re.search(r"^Summary: (\d+) tests, (\d+) passed, (\d+) failed, (\d+) skipped", text, re.M)
+    if not times or not summary:
+        return None
+    setup, configure, build, tests = (int(x) for x in times.groups())
+    rel = os.path.relpath(path, ROOT)
+    return (f"- NVIDIA H200, {day}, commit {about['commit'][:10]}, newer than the record above, kept only "
+            f"as a log (not a fresh-clone record: [{os.path.basename(path)}]({rel})): command 2 "
+            f"**{duration(setup + configure + build + tests)}** (build {duration(build)}, tests "
+            f"{duration(tests)}), {summary.group(1)} tests, {summary.group(3)} failed.")
+
+
 def ci_times_summary():
     """README's Quick start: one line per machine, how long each command took there (the
     records of docs/runs/ci/; docs/ci.md has each step, the breakdowns and the history)."""
@@ -143,6 +169,9 @@ def ci_times_summary():
             parts.append(f"the planted bugs **{duration(planted['seconds'])}**{failed} "
                          f"{_tier_words(planted, gpu)}")
         cog.outl(f"- {m['gpu']} ({m['cores']} cores), {gpu['date'][:10]}: " + "; ".join(parts) + ".")
+        later = _later_gpu_log(gpu)
+        if later:
+            cog.outl(later)
     newcomer = records.get("newcomer")
     if newcomer:
         # The two commands as README writes them (tools/ci_record.py newcomer), and how.
