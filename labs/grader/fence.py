@@ -450,8 +450,9 @@ class Fence:
             real = os.path.realpath(path)
             if not os.path.exists(real) or any(real == s or real.startswith(s + "/") for s in shown):
                 return
-            if COURSE == real or COURSE.startswith(real.rstrip("/") + "/"):
-                return  # never a folder that holds the course repository (or the grading kit)
+            if COURSE == real or COURSE.startswith(real.rstrip("/") + "/") or real.startswith(COURSE + "/"):
+                return  # never the course repository (or grading kit), a folder that holds it or one
+                # of its own (build-lab/ holds the reference cache): a library folder there stays out
             shown.append(real)
             steps.append(["bind", real, real, how])
         # First the tmpfs folders (a toolkit or a jail may lie under /tmp: bound after it).

@@ -96,6 +96,22 @@ class View(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertNotIn("SEEN", out)
 
+    def test_no_folder_of_the_course_through_the_library_path(self):
+        """LD_LIBRARY_PATH's folders are shown (read-only), but never one inside the course
+        repository: there build-lab/ holds the reference cache."""
+        inside = REPO / "labs"
+        old = os.environ.get("LD_LIBRARY_PATH")
+        os.environ["LD_LIBRARY_PATH"] = f"{inside}:/usr/lib"
+        try:
+            rc, out, _ = self.s.sh(f"test -e '{inside}/labs.json' && echo SEEN; echo done")
+        finally:
+            if old is None:
+                del os.environ["LD_LIBRARY_PATH"]
+            else:
+                os.environ["LD_LIBRARY_PATH"] = old
+        self.assertIn("done", out)
+        self.assertNotIn("SEEN", out)
+
     def test_its_own_processes_only(self):
         rc, out, _ = self.s.sh("ls /proc | grep -c '^[0-9]'; tr '\\0' ' ' </proc/1/cmdline; echo")
         lines = out.split("\n")
