@@ -36,7 +36,7 @@ def handout(lab):
 # What a student kit ships of the grader: the lint of its regions (lint.py in the kit runs it),
 # never the drivers, the build or the solutions.
 KIT_LINT_MODULES = ("__init__.py", "labs.py", "intake.py", "lint.py", "lintdir.py", "region_ast.py",
-                    "clang_child.py")
+                    "device_ast.py", "clang_child.py")
 
 
 def kit_lint_script(lab):

@@ -57,7 +57,7 @@ tree decides what the code is. check_region() is the grader's entry: both, in th
 """
 import re
 
-from . import region_ast
+from . import device_ast, region_ast
 
 BANNED = {
     "asm": "inline assembly", "__asm": "inline assembly", "__asm__": "inline assembly",
@@ -409,9 +409,11 @@ def check_region(body, first_line, spec, where, region, program, nvcc=None):
     region whose tokens pass, the whitelist on clang's tree (program: the course's copy of the
     region's program, its context). region_ast.MissingClang when libclang is not installed."""
     found = lint_region(body, first_line, spec, where, region)
-    if found or spec.get("kind", "device") != "host":
+    if found:
         return found
-    return region_ast.check_region(program, body, first_line, spec, where, region, nvcc)
+    if spec.get("kind", "device") == "host":
+        return region_ast.check_region(program, body, first_line, spec, where, region, nvcc)
+    return device_ast.check_region(program, body, first_line, spec, where, region, nvcc)
 
 
 OPERAND_END = {")", "]"}
