@@ -1,4 +1,4 @@
-"""The parse of one host region by clang's front end (libclang), in a process of its own.
+"""The parse of one region (host or device) by clang's front end (libclang), in a process of its own.
 
     python3 clang_child.py < REQUEST_JSON  ->  the region's tree as JSON on stdout
 
