@@ -10,8 +10,8 @@ why), and accepted only when every node of the region is one a device region nee
   - declarations of locals of arithmetic type (the integers, float, double, bool), and, where the
     region's entry in labs/labs.json says "shared_arrays", `__shared__` arrays of those with a
     constant size; nothing static, extern, volatile or with any other attribute;
-  - names of the function's arithmetic locals and parameters, of the program's arithmetic
-    constants (const globals: WARP_SIZE) and of warpSize; the members x, y, z of threadIdx,
+  - names of the function's arithmetic locals and parameters and of arithmetic constants (const
+    globals: WARP_SIZE, scene.h's INF, warpSize); the members x, y, z of threadIdx,
     blockIdx, blockDim and gridDim;
   - an index of a parameter that points to numbers, of a `__shared__` array, or of a name listed
     in the region's "objects" (ch05's spheres in constant memory, whose listed members it may
@@ -148,6 +148,12 @@ class DeviceCheck(region_ast.Check):
         k, t = n["kind"], n["type"]
         if k in LITERALS:
             return
+        if k == "UNEXPOSED_EXPR" and not n["children"]:
+            if not n["here"] and arithmetic(t):
+                return  # a default argument of a device function (a shuffle's width)
+            return self.bad(n, "not allowed", "an expression clang does not expose (__builtin_LINE, T())")
+        if not n["here"]:
+            return self.bad(n, "not allowed", f"{self.describe(n)} written outside the region")
         if k == "PAREN_EXPR":
             return self.each(n)
         if k == "DECL_REF_EXPR":
@@ -199,10 +205,8 @@ class DeviceCheck(region_ast.Check):
                 and not r["type"].get("volatile"):
             if r["kind"] == "PARM_DECL" or r.get("scope") in FUNCTION_SCOPES and not r.get("attrs"):
                 return  # the function's own parameter or local
-            if r.get("scope") not in FUNCTION_SCOPES and r["type"].get("const") and r.get("in_main"):
-                return  # a constant of the program (WARP_SIZE; FULL_WARP is [[maybe_unused]])
-            if name == "warpSize" and not r.get("in_main"):
-                return
+            if r.get("scope") not in FUNCTION_SCOPES and r["type"].get("const"):
+                return  # a constant: the program's (WARP_SIZE, scene.h's INF) or warpSize
         self.bad(n, "name not allowed", f"'{name}' ({self.describe(n, r)}): a device region names the "
                  "function's numbers, the program's constants, and pointers or arrays only to index them")
 
@@ -217,10 +221,10 @@ class DeviceCheck(region_ast.Check):
             return
         if base is not None and base["kind"] == "ARRAY_SUBSCRIPT_EXPR" and arithmetic(n["type"]):
             owner = self.index(base, whole=True)
-            if owner in self.objects and n["spelling"] in self.objects[owner]:
-                return
             if owner is None:
                 return  # index() said why
+            if owner in self.objects and n["spelling"] in self.objects[owner]:
+                return
         self.bad(n, "member", f"'.{n['spelling']}': not a member this region may read (threadIdx, blockIdx, "
                  "blockDim, gridDim .x .y .z" + "".join(f", {o}[i].{m}" for o, ms in sorted(self.objects.items())
                                                         for m in ms if not m.startswith(".")) + ")")
@@ -228,26 +232,26 @@ class DeviceCheck(region_ast.Check):
     def index(self, n, whole=False):
         """An index: of a parameter that points to numbers, of a __shared__ array of numbers, or
         (whole: its element is a record, for member() and call()) of a listed object, by an
-        integer. Returns the listed object's name when it is one."""
+        integer. Returns the listed object's name when it is one, "" for a buffer or an array of
+        numbers, None when it refused the index."""
         kids = n["children"]
         if len(kids) != 2:
             return self.bad(n, "index", "an index clang did not build")
         base, at = strip(kids[0]), kids[1]
         if not region_ast._integer(at["type"]):
-            self.bad(at, "index", f"an index of type '{at['type']['spelling']}'")
-        else:
-            self.expr(at)
+            return self.bad(at, "index", f"an index of type '{at['type']['spelling']}'")
+        self.expr(at)
         if base["kind"] == "ARRAY_SUBSCRIPT_EXPR" and base["type"]["canon"] == "CONSTANTARRAY":
-            return self.index(base, whole=True)  # Ms[ty][tx]
+            return self.index(base, whole=True)  # Ms[ty][tx]: "" or None
         r = base.get("ref") or {}
         rt = r.get("type") or {}
         if base["kind"] == "DECL_REF_EXPR":
             if r.get("kind") == "PARM_DECL" and rt.get("canon") == "POINTER" and \
                     arithmetic(rt.get("pointee", {})) and not rt["pointee"].get("volatile"):
-                return
+                return ""
             if r.get("kind") == "VAR_DECL" and r.get("scope") in FUNCTION_SCOPES and \
                     r.get("attrs") == ["CUDASHARED_ATTR"] and numbers_array(rt):
-                return
+                return ""
             if r.get("kind") == "VAR_DECL" and r.get("name") in self.objects and r.get("scope") not in \
                     FUNCTION_SCOPES and r.get("in_main") and whole:
                 return r["name"]

@@ -120,6 +120,11 @@ CATALOGUE = [
     ("__nanosleep", ["__nanosleep(100);", LOOP], True),
     ("printf", ["printf(\"x\");", LOOP], False),
     ("__threadfence", ["__threadfence();", LOOP], True),
+    ("clock through an NVVM builtin", ["long long t = __nvvm_read_ptx_sreg_clock64();", LOOP], True),
+    ("globaltimer through an NVVM builtin", ["long long t = __nvvm_read_ptx_sreg_globaltimer();", LOOP], False),
+    ("__builtin_readcyclecounter", ["unsigned long long t = __builtin_readcyclecounter();", LOOP], True),
+    ("__builtin_LINE", ["long long k = __builtin_LINE();", LOOP], True),
+    ("a value-initialized temporary", ["long long k = int();", LOOP], True),
     ("__builtin_trap", ["__builtin_trap();", LOOP], True),
     ("__builtin_assume", ["__builtin_assume(n > 0);", LOOP], True),
     ("malloc", ["void* q = malloc(8);", LOOP], False),
@@ -241,6 +246,35 @@ class Catalogue(unittest.TestCase):
                                                              name), [], name)
                     seen += 1
         self.assertEqual(seen, 9)
+
+    def test_the_planted_bugs_pass_the_lint(self):
+        """lab.py selftest's planted bugs (labs.json "selftest", tests/mutants) and its hanging
+        kernel lose their points in the tests: the lint accepts them."""
+        import tempfile
+        from grader import kit
+        data = labs.load_labs()
+        for lab in data["labs"]:
+            st = data.get("selftest", {}).get(lab["chapter"], {})
+            for name in st.get("mutants", []) + (["hang"] if "hang" in st else []):
+                with self.subTest(name), tempfile.TemporaryDirectory() as d:
+                    folder = Path(d) / "m"
+                    if name == "hang":
+                        h = st["hang"]
+                        kit.cmd_make(lab["chapter"], folder, solution=True)
+                        path = folder / lab["folder"] / h["file"]
+                        text = path.read_text()
+                        first, last, indent = labs.regions(text, h["file"])[h["region"]]
+                        lines = text.split("\n")
+                        lines[first + 1:last] = [indent + c for c in h["code"]]
+                        path.write_text("\n".join(lines))
+                    else:
+                        kit.mutated_folder(lab, name, folder)
+                    for task in lab["tasks"]:
+                        text = (folder / lab["folder"] / task["file"]).read_text()
+                        for region, spec in task["regions"].items():
+                            body, first = labs.region_body(text, region, task["file"])
+                            self.assertEqual(lint.check_region(body, first, spec, task["file"], region,
+                                                               REPO / lab["folder"] / task["file"]), [], region)
 
     def test_honest_variations_are_accepted(self):
         honest = [["long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;",
