@@ -23,17 +23,19 @@ why), and accepted only when every node of the region is one a device region nee
   - calls of the device functions below (barriers, shuffles, min, max, float functions) and of
     the region's "calls" (the course's own functions, warp_sum, and members, .hit), with
     arithmetic arguments; a listed call of the course may also be handed the address of an
-    arithmetic local the region declared (ch05's s[i].hit(ox, oy, &n) writes n): that address goes to the course's
-    code, not into a value the region can use; atomics only where "calls" lists them.
+    arithmetic local the region declared (ch05's s[i].hit(ox, oy, &n) writes n): that address
+    goes to the course's code, not into a value the region can use; atomics only where "calls"
+    lists them, with the address of an indexed element as their first argument.
 Everything else is refused whatever its tokens: inline PTX (asm), pointers and references,
 addresses and dereferences, casts to or from anything but numbers, unions, structs, lambdas,
-goto and labels, new and delete, sizeof, printf, clocks, static locals, __device__ or
+goto and labels, switch, new and delete, sizeof, printf, clocks, static locals, __device__ or
 __constant__ declarations, templates. Macros too, but those the region's "constants" lists
 (TILE_WIDTH), whose expansion is then checked like the rest.
 The course's program must parse: a region is refused on any error clang reports that the course's
-own program (its own region in place) does not. Dot-SM-Warp.cu includes CUB, whose device code
-clang 18 cannot read in CUDA 13's headers without nvcc's built-ins: those errors are the
-context's, the same with any region, and a region that adds one is refused.
+own program (its own region in place) does not. The programs with device regions parse without an error but
+Dot-SM-Warp.cu, which includes CUB: clang 18 reads CUB's device code in CUDA 13's headers with
+186 errors, all in CUB's headers, for want of nvcc's built-ins. Those are the context's, the
+same with any region; a region that adds one is refused.
 """
 from . import region_ast
 from .labs import region_body

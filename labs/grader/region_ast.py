@@ -29,6 +29,8 @@ checked like the rest.
 
 The parse runs in a child (clang_child.py) under a time and memory limit. Without libclang the
 grader refuses to grade (exit 77, MissingClang): it never falls back to the token lint alone.
+A device region is parsed here too, as CUDA device code (parse_many(device=True): DEVICE_ARGS and
+DEVICE_PRELUDE below, launches left as they are), and judged by device_ast.py's whitelist.
 """
 import json
 import os
@@ -139,9 +141,11 @@ def _device_prelude():
         "__device__ unsigned __ballot_sync(unsigned, int);", "__device__ int __any_sync(unsigned, int);",
         "__device__ int __all_sync(unsigned, int);", "__device__ int __popc(unsigned);",
         "__device__ float fminf(float, float);", "__device__ float fmaxf(float, float);",
-        "__device__ float fabsf(float);", "__device__ float sqrtf(float);", "__device__ float fmaf(float, float, float);", "__device__ float __fmaf_rn(float, float, float);",
+        "__device__ float fabsf(float);", "__device__ float sqrtf(float);",
+        "__device__ float fmaf(float, float, float);", "__device__ float __fmaf_rn(float, float, float);",
         "__device__ float __fadd_rn(float, float);", "__device__ float __fmul_rn(float, float);",
-        "__device__ int __float2int_rn(float);", "__device__ int atomicCAS(int*, int, int);",
+        "__device__ int __float2int_rn(float);", "__device__ __nv_bfloat16 __float2bfloat16_rn(float);",
+        "__device__ int atomicCAS(int*, int, int);",
         "__device__ void __threadfence();", "__device__ long long clock64();",
         "__device__ clock_t clock();", "__device__ unsigned long long __globaltimer();",
         "__device__ void __nanosleep(unsigned);"] + shuffles + ["#define __CUDACC__ 1"]) + "\n"
@@ -154,8 +158,11 @@ def _device_prelude():
 # built-in declarations, which clang 18 does not have, and clang's own CUDA headers are not in the
 # libclang package (-nocudainc). DEVICE_PRELUDE declares instead what a device region may call or
 # name: the built-in index variables (the toolkit's device_launch_parameters.h), barriers,
-# shuffles, min/max and the float functions of lint.py's DEVICE_CALLS, and, so that refusing
-# them is the whitelist's work and not a compile error, atomics, clocks, __ldg and malloc.
+# shuffles, min/max and the float functions of lint.py's DEVICE_CALLS (and the bfloat16
+# conversion ch04's tensor_inputs.h calls in a kernel), and, so that refusing them is the
+# whitelist's work and not a compile error, atomics, clocks and __ldg. The course's programs
+# parse so without an error, but Dot-SM-Warp.cu: CUB's device code needs nvcc's built-ins
+# (device_ast.py says how a region there is judged).
 DEVICE_PRELUDE = _device_prelude()
 DEVICE_ARGS = ["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_90", "-nocudainc", "-nocudalib",
                "-U__CUDA_ARCH__", "-U__CUDA__", "-std=c++17", "-Wno-unknown-attributes", "-ferror-limit=0"]

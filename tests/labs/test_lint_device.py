@@ -113,7 +113,8 @@ CATALOGUE = [
     ("asm volatile", ["asm volatile(\"trap;\");", LOOP], True),
     ("asm with operands", ["unsigned r0;", "asm(\"mov.u32 %0, %%clock;\" : \"=r\"(r0));", LOOP], True),
     ("__asm__", ["__asm__(\"exit;\");", LOOP], True),
-    ("globaltimer through asm", ["unsigned long long t;", "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));", LOOP], True),
+    ("globaltimer through asm",
+     ["unsigned long long t;", "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));", LOOP], True),
     ("clock", ["long long t = clock();", LOOP], True),
     ("clock64", ["long long t = clock64();", LOOP], True),
     ("__globaltimer", ["unsigned long long t = __globaltimer();", LOOP], True),
@@ -151,7 +152,8 @@ CATALOGUE = [
     ("comma operator", ["long long k = (c[0] = 1, 2);", LOOP], True),
     ("statement expression", ["long long k = ({ long long j = 1; j; });", LOOP], True),
     ("compound literal", ["long long k = ((long long[]){1, 2})[1];", LOOP], True),
-    ("initializer list", ["long long k{a[0]};", "int j = {1};", "c[0] = (long long)sizeof(int[2]{1, 2});", LOOP], False),
+    ("initializer list", ["long long k{a[0]};", "int j = {1};", "c[0] = (long long)sizeof(int[2]{1, 2});", LOOP],
+     False),
     ("a macro of the course", ["HANDLE_ERROR(cudaSuccess);", LOOP], False),
     ("a macro not listed: INT_MAX", ["long long k = INT_MAX;", LOOP], True),
     ("a global of the program that is not const", ["c[0] = forged_global;", LOOP], False),
@@ -275,6 +277,21 @@ class Catalogue(unittest.TestCase):
                             body, first = labs.region_body(text, region, task["file"])
                             self.assertEqual(lint.check_region(body, first, spec, task["file"], region,
                                                                REPO / lab["folder"] / task["file"]), [], region)
+
+    def test_atomics_only_where_listed(self):
+        """No task lists an atomic; where one would, its first argument is an indexed element's
+        address and nothing else."""
+        spec = dict(spec_of(GS), calls=["atomicAdd"])
+        entries = [("listed", ["atomicAdd(&c[0], a[0]);", LOOP], True),
+                   ("a local's address", ["long long k = 0;", "atomicAdd(&k, 1LL);", LOOP], True),
+                   ("an address computed", ["atomicAdd(c + 1, 1LL);", LOOP], True),
+                   ("not listed", ["atomicExch(&c[0], 1LL);", LOOP], True)]
+        own = labs.region_body(NN.read_text(), GS, NN.name)[0]
+        answers = region_ast.parse_many(NN, [lines for _, lines, _ in entries] + [own], GS, device=True)
+        got = {name: device_ast.DeviceCheck(spec).region(a, answers[-1]) for (name, _, _), a in zip(entries, answers)}
+        self.assertEqual(got.pop("listed"), [])
+        for name, problems in got.items():
+            self.assertTrue(problems, name)
 
     def test_honest_variations_are_accepted(self):
         honest = [["long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;",
