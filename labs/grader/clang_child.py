@@ -1,4 +1,4 @@
-"""The parse of one host region by clang's front end (libclang), in a process of its own.
+"""The parse of one region (host or device) by clang's front end (libclang), in a process of its own.
 
     python3 clang_child.py < REQUEST_JSON  ->  the region's tree as JSON on stdout
 
@@ -75,10 +75,18 @@ def region(tu, main_path, job, binop, binop_name, unop, unop_name):
             c = c.semantic_parent
         return "::".join(reversed(parts))
 
-    def typeinfo(t):
+    def typeinfo(t, depth=0):
         canon = t.get_canonical()
-        return {"kind": t.kind.name, "canon": canon.kind.name, "spelling": t.spelling,
-                "canon_spelling": canon.spelling}
+        out = {"kind": t.kind.name, "canon": canon.kind.name, "spelling": t.spelling,
+               "canon_spelling": canon.spelling, "volatile": canon.is_volatile_qualified(),
+               "const": canon.is_const_qualified()}
+        if depth < 4 and canon.kind in (ci.TypeKind.POINTER, ci.TypeKind.LVALUEREFERENCE,
+                                        ci.TypeKind.RVALUEREFERENCE):
+            out["pointee"] = typeinfo(canon.get_pointee(), depth + 1)
+        elif depth < 4 and canon.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY,
+                                          ci.TypeKind.VARIABLEARRAY, ci.TypeKind.DEPENDENTSIZEDARRAY):
+            out["element"] = typeinfo(canon.element_type, depth + 1)
+        return out
 
     def node(cur):
         k = cur.kind
@@ -100,8 +108,14 @@ def region(tu, main_path, job, binop, binop_name, unop, unop_name):
                                      ci.CursorKind.CALL_EXPR):
             ref = cur.referenced
             if ref is not None:
+                parent = ref.semantic_parent
                 out["ref"] = {"kind": ref.kind.name, "name": ref.spelling, "qualified": qualified(ref),
-                              "type": typeinfo(ref.type), "local": in_region(ref.location)}
+                              "type": typeinfo(ref.type), "local": in_region(ref.location),
+                              "in_main": in_main(ref.location),
+                              "scope": parent.kind.name if parent is not None else "NONE"}
+                if ref.kind == ci.CursorKind.VAR_DECL:
+                    out["ref"]["storage"] = ref.storage_class.name
+                    out["ref"]["attrs"] = [a.kind.name for a in ref.get_children() if a.kind.is_attribute()]
         return out
 
     errors = [f"{d.location.file.name if d.location.file else ''}:{d.location.line}: {d.spelling}"

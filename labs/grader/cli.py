@@ -20,8 +20,8 @@ def cmd_lint(args):
     """Every region of every task of the lab in DIR: one line per violation."""
     lab = find_lab(args.lab)[0] if args.lab else None
     labs = [lab] if lab else [find_lab(c)[0] for c in ("ch02", "ch03", "ch04", "ch05", "ch06")]
-    # In the course, the grader's own check: the token rules, then host regions by whitelist on
-    # clang's tree in the course's copy of their program (a kit's lint.py has no course copy).
+    # In the course, the grader's own check: the token rules, then every region by whitelist on
+    # clang's tree in the course's copy of its program (a kit's lint.py has no course copy).
     return lintdir.report(*lintdir.lint_folder(args.dir, labs, only_present=not args.lab,
                                                course=REPO))
 

@@ -36,14 +36,14 @@ def handout(lab):
 # What a student kit ships of the grader: the lint of its regions (lint.py in the kit runs it),
 # never the drivers, the build or the solutions.
 KIT_LINT_MODULES = ("__init__.py", "labs.py", "intake.py", "lint.py", "lintdir.py", "region_ast.py",
-                    "clang_child.py")
+                    "device_ast.py", "clang_child.py")
 
 
 def kit_lint_script(lab):
     return f'''#!/usr/bin/env python3
 """Checks the regions of this folder with the course grader's token rules, before it builds
 anything: one line per violation, and which regions still hold their TODO. No GPU needed. (The
-grader then also reads a host region on clang's tree: a region this passes can still be refused
+grader then also reads every region on clang's tree: a region this passes can still be refused
 there, with the reason in the grade's report.)
 
     python3 lint.py          (exit 0: no violation; 1: violations, each on its line)

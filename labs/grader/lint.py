@@ -50,14 +50,17 @@ Then, on those tokens, every region must
     are refused too.
 A violation is one line "FILE:LINE: region R: rule: what", and scores 0 for the region's task.
 
-The tokens are the first half. A host region (kind "host") is then read by clang's front end and
-accepted by whitelist, node by node, in its real context (labs/grader/region_ast.py): the token
-rules above guard the phases before preprocessing, which clang's tree no longer shows, and the
-tree decides what the code is. check_region() is the grader's entry: both, in that order.
+The tokens are the first half. Every region is then read by clang's front end and accepted by
+whitelist, node by node, in its real context: a host region (kind "host") as the host pass reads
+it (labs/grader/region_ast.py), a device region as CUDA device code (labs/grader/device_ast.py:
+numbers, indexes of the kernel's buffers and __shared__ arrays, the usual device calls; no
+pointer value, address, cast but between numbers, or asm). The token rules above guard the
+phases before preprocessing, which clang's tree no longer shows, and the tree decides what the
+code is. check_region() is the grader's entry: both, in that order.
 """
 import re
 
-from . import region_ast
+from . import device_ast, region_ast
 
 BANNED = {
     "asm": "inline assembly", "__asm": "inline assembly", "__asm__": "inline assembly",
@@ -405,13 +408,16 @@ def lint_region(body, first_line, spec, where, region):
 
 
 def check_region(body, first_line, spec, where, region, program, nvcc=None):
-    """[message] for one region as the grader checks it: the token rules, then, for a host
-    region whose tokens pass, the whitelist on clang's tree (program: the course's copy of the
-    region's program, its context). region_ast.MissingClang when libclang is not installed."""
+    """[message] for one region as the grader checks it: the token rules, then, for a region
+    whose tokens pass, the whitelist on clang's tree, the host's or the device's (program: the
+    course's copy of the region's program, its context). region_ast.MissingClang when libclang
+    is not installed."""
     found = lint_region(body, first_line, spec, where, region)
-    if found or spec.get("kind", "device") != "host":
+    if found:
         return found
-    return region_ast.check_region(program, body, first_line, spec, where, region, nvcc)
+    if spec.get("kind", "device") == "host":
+        return region_ast.check_region(program, body, first_line, spec, where, region, nvcc)
+    return device_ast.check_region(program, body, first_line, spec, where, region, nvcc)
 
 
 OPERAND_END = {")", "]"}

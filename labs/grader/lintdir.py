@@ -9,7 +9,7 @@ from .labs import EXIT_LOST, EXIT_OK, LabError, region_body
 
 def lint_folder(folder, labs, only_present=False, course=None):
     """(problems, regions read, [the regions that still hold their skeleton's TODO]). With the
-    course's repository (COURSE), the grader's whole check: a host region is also read on clang's
+    course's repository (COURSE), the grader's whole check: every region is also read on clang's
     tree in the course's copy of its program (region_ast.MissingClang without libclang). Without
     it (a student kit), the token rules alone: the grader still applies the tree's whitelist."""
     problems, seen, todo = [], 0, []

@@ -29,6 +29,8 @@ checked like the rest.
 
 The parse runs in a child (clang_child.py) under a time and memory limit. Without libclang the
 grader refuses to grade (exit 77, MissingClang): it never falls back to the token lint alone.
+A device region is parsed here too, as CUDA device code (parse_many(device=True): DEVICE_ARGS and
+DEVICE_PRELUDE below, launches left as they are), and judged by device_ast.py's whitelist.
 """
 import json
 import os
@@ -110,6 +112,61 @@ def _cuda_include(nvcc=None):
     return "/usr/local/cuda/include"
 
 
+def _device_prelude():
+    """The device parse's own declarations (DEVICE_PRELUDE below)."""
+    shuffles = []
+    for t in ("int", "unsigned", "long long", "unsigned long long", "float", "double"):
+        shuffles += [f"__device__ {t} __shfl_sync(unsigned, {t}, int, int = 32);",
+                     f"__device__ {t} __shfl_up_sync(unsigned, {t}, unsigned, int = 32);",
+                     f"__device__ {t} __shfl_down_sync(unsigned, {t}, unsigned, int = 32);",
+                     f"__device__ {t} __shfl_xor_sync(unsigned, {t}, int, int = 32);",
+                     f"__device__ {t} min({t}, {t});", f"__device__ {t} max({t}, {t});",
+                     f"__device__ {t} atomicAdd({t}*, {t});", f"__device__ {t} atomicExch({t}*, {t});",
+                     f"__device__ {t} __ldg(const {t}*);"]
+    return "\n".join([
+        "#include <cuda_runtime.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#include <math.h>",
+        "#include <time.h>",
+        # read without __CUDACC__, the toolkit's headers define these as nothing: clang's attributes
+        "#define __global__ __attribute__((global))", "#define __device__ __attribute__((device))",
+        "#define __host__ __attribute__((host))", "#define __shared__ __attribute__((shared))",
+        "#define __constant__ __attribute__((constant))", "#define __managed__ __attribute__((managed))",
+        "extern const __device__ uint3 threadIdx;", "extern const __device__ uint3 blockIdx;",
+        "extern const __device__ dim3 blockDim;", "extern const __device__ dim3 gridDim;",
+        "extern const __device__ int warpSize;",
+        # what a launch becomes in clang (the toolkit's headers no longer declare it)
+        'extern "C" int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);',
+        "__device__ void __syncthreads();", "__device__ int __syncthreads_count(int);",
+        "__device__ int __syncthreads_and(int);", "__device__ int __syncthreads_or(int);",
+        "__device__ void __syncwarp(unsigned = 0xffffffffu);", "__device__ unsigned __activemask();",
+        "__device__ unsigned __ballot_sync(unsigned, int);", "__device__ int __any_sync(unsigned, int);",
+        "__device__ int __all_sync(unsigned, int);", "__device__ int __popc(unsigned);",
+        "__device__ float fminf(float, float);", "__device__ float fmaxf(float, float);",
+        "__device__ float fabsf(float);", "__device__ float sqrtf(float);",
+        "__device__ float fmaf(float, float, float);", "__device__ float __fmaf_rn(float, float, float);",
+        "__device__ float __fadd_rn(float, float);", "__device__ float __fmul_rn(float, float);",
+        "__device__ int __float2int_rn(float);", "__device__ __nv_bfloat16 __float2bfloat16_rn(float);",
+        "__device__ int atomicCAS(int*, int, int);",
+        "__device__ void __threadfence();", "__device__ long long clock64();",
+        "__device__ clock_t clock();", "__device__ unsigned long long __globaltimer();",
+        "__device__ void __nanosleep(unsigned);"] + shuffles + ["#define __CUDACC__ 1"]) + "\n"
+
+
+# The device parse (a device region's): the language is CUDA and the code the device's
+# (--cuda-device-only: __global__, __device__, __shared__ are clang's own CUDA attributes, and a
+# device function that calls a host one does not compile), while the toolkit's headers are read as
+# in nvcc's host pass (__CUDA_ARCH__ and __CUDA__ undefined): their device paths call nvcc's
+# built-in declarations, which clang 18 does not have, and clang's own CUDA headers are not in the
+# libclang package (-nocudainc). DEVICE_PRELUDE declares instead what a device region may call or
+# name: the built-in index variables (the toolkit's device_launch_parameters.h), barriers,
+# shuffles, min/max and the float functions of lint.py's DEVICE_CALLS (and the bfloat16
+# conversion ch04's tensor_inputs.h calls in a kernel), and, so that refusing them is the
+# whitelist's work and not a compile error, atomics, clocks and __ldg. The course's programs
+# parse so without an error, but Dot-SM-Warp.cu: CUB's device code needs nvcc's built-ins
+# (device_ast.py says how a region there is judged).
+DEVICE_PRELUDE = _device_prelude()
+DEVICE_ARGS = ["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_90", "-nocudainc", "-nocudalib",
+               "-U__CUDA_ARCH__", "-U__CUDA__", "-std=c++17", "-Wno-unknown-attributes", "-ferror-limit=0"]
+
 LAUNCH = re.compile(r"<<<[^;]*?>>>")
 PRELUDE = ("#include <cuda_runtime.h>\n#include <device_launch_parameters.h>\n"
            "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#define __CUDACC__ 1\n")
@@ -119,51 +176,57 @@ def blank_launches(text):
     return LAUNCH.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
-def context(program, body, region):
+def context(program, body, region, blank=True):
     """(text, first, last): the course's program with `body` in place of the region's lines
-    (1-based, inclusive; last < first for an empty region) and kernel launches blanked outside."""
+    (1-based, inclusive; last < first for an empty region) and, for the host pass (blank),
+    kernel launches blanked outside."""
     text = Path(program).read_text()
     found = regions(text, str(program))
     open_, close, _ = found[region]
     lines = text.split("\n")
-    before = blank_launches("\n".join(lines[:open_ + 1]))
-    after = blank_launches("\n".join(lines[close:]))
+    keep = blank_launches if blank else (lambda t: t)
+    before = keep("\n".join(lines[:open_ + 1]))
+    after = keep("\n".join(lines[close:]))
     whole = before + "\n" + "\n".join(body) + ("\n" if body else "") + after
     return whole, open_ + 2, open_ + 1 + len(body)
 
 
-def parse(program, body, region, nvcc=None):
+def parse(program, body, region, nvcc=None, device=False):
     """The child's answer for the region (clang_child.py's docstring)."""
-    return parse_many(program, [body], region, nvcc)[0]
+    return parse_many(program, [body], region, nvcc, device)[0]
 
 
 _cache = {}
 
 
-def parse_many(program, bodies, region, nvcc=None):
+def parse_many(program, bodies, region, nvcc=None, device=False):
     """The child's answers for several bodies of one region of one program, in one child (the
     preamble parsed once). Answers are kept: a grade-class or self-test sees the same region in
-    many folders."""
+    many folders. device: parsed as device code (DEVICE_ARGS), else as the host pass."""
     program = Path(program).resolve()
-    keys = [(str(program), region, tuple(b)) for b in bodies]
+    keys = [(str(program), region, tuple(b), device) for b in bodies]
     todo = [(k, b) for k, b in zip(keys, bodies) if k not in _cache]
     if todo:
         python = clang_python()
         jobs = []
         for _, body in todo:
-            text, first, last = context(program, body, region)
+            text, first, last = context(program, body, region, blank=not device)
             jobs.append({"text": text, "first": first, "last": last})
         folder = program.parent
         unsaved = {}
         for d in (folder, folder.parent / "common"):
             for h in sorted(d.glob("*.h")) + sorted(d.glob("*.cuh")):
                 t = h.read_text(errors="replace")
-                if "<<<" in t:
+                if "<<<" in t and not device:
                     unsaved[str(h.resolve())] = blank_launches(t)
         prelude = str(folder / "__lab_region_prelude.h")
-        unsaved[prelude] = PRELUDE
-        args = ["-x", "c++", "-std=c++17", "-I", _cuda_include(nvcc), "-include", prelude,
-                "-Wno-unknown-attributes", "-ferror-limit=50"]
+        unsaved[prelude] = DEVICE_PRELUDE if device else PRELUDE
+        cuda = _cuda_include(nvcc)
+        if device:
+            args = DEVICE_ARGS + ["-I", cuda, "-I", str(Path(cuda) / "cccl"), "-include", prelude]
+        else:
+            args = ["-x", "c++", "-std=c++17", "-I", cuda, "-include", prelude,
+                    "-Wno-unknown-attributes", "-ferror-limit=50"]
         inc = _host_include()
         if inc:
             args += ["-isystem", inc]
@@ -484,7 +547,12 @@ def check_region(program, body, first_line, spec, where, region, nvcc=None):
     program: the course's copy of the region's program (its context); first_line: the
     student's line number of the region's first line."""
     answer = parse(program, body, region, nvcc)
-    problems = Check(spec).region(answer)
+    return messages(program, region, Check(spec).region(answer), first_line, where)
+
+
+def messages(program, region, problems, first_line, where):
+    """The whitelist's problems [(line in the context, rule, what)] as lint.py's lines, at the
+    student's line numbers."""
     start = context_first(program, region)
     out = []
     for line, rule, what in problems:

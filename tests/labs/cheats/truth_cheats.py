@@ -1,6 +1,10 @@
 """Cheats against the truth of a grade (issue 42, items 2 to 4), in the format of cheats.py (which
 appends them to its CHEATS; "at_most" as in measure_cheats.py). Each is the solution with one
-attack in it; "lint": False marks one that stands for an attacker who got past the lint.
+attack in it; "lint": False marks one that stands for an attacker who got past the lint. Two of
+them were lint-clean until device regions were read on clang's tree (labs/grader/device_ast.py),
+which refuses them now (the matmul's cast of its const input, the other's pointer difference b - a;
+tests/labs/test_lint_device.py shows it): they keep the lint off here so that the selftest still
+proves what stops them at run time.
 
   Device code writes where it should only read:
     a slow tiled matmul that keeps its product in the low-order bits of its input M and, in a
@@ -153,14 +157,14 @@ def past_the_lint(file, name, work, code, rest):
 
 CHEATS = [
     {"name": "matmul-keeps-its-product-in-its-input", "lab": "ch04", "zero": ["ch04.3"], "gpu": True,
-     "at_most": {"ch04.3": 0},
+     "lint": False, "at_most": {"ch04.3": 0},
      "make": region("MM-GPU-SM.cu", "ch04.tiles", *KEEPS_PRODUCT_IN_INPUT)},
     {"name": "reads-past-the-end-only-outside-the-old-sanitizer-range", "lab": "ch02", "zero": ["ch02.1"],
      "gpu": True, "at_most": {"ch02.1": 0},
      "make": region(N1, OPB, "if (blockIdx.x == 0 && n > 300000 && a[n] == 12345) c[0] = 0;  // past a",
                     *ONE_PER_BLOCK)},
     {"name": "reads-past-the-end-only-when-buffers-lie-close", "lab": "ch02", "lose": ["ch02.1"],
-     "gpu": True, "at_most": {"ch02.1": 6},
+     "gpu": True, "lint": False, "at_most": {"ch02.1": 6},
      "make": region(N1, OPB, "long long gap = b > a ? b - a : a - b;  // elements between a and b",
                     "if (blockIdx.x == 0 && gap >= n && gap < n + (1LL << 21) && a[n] == 12345)",
                     "    c[0] = 0;  // close: a[n] is some neighbour's, unseen (memcheck pads 2^21)",
