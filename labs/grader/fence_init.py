@@ -45,6 +45,8 @@ import stat
 import struct
 import sys
 import time
+import warnings  # noqa: F401  os.execvpe's search of PATH imports it; after pivot_root the
+# interpreter's own library (a pyenv or venv outside /usr) may be out of view
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
