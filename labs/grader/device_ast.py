@@ -83,22 +83,10 @@ class DeviceCheck(region_ast.Check):
         self.constants = set(spec.get("constants", []))
         self.shared = bool(spec.get("shared_arrays"))
 
-    def region(self, answer, baseline=None):
-        if "failed" in answer:
-            self.problems.append((0, "not parsed", answer["failed"]))
-            return self.problems
-        known = set(baseline.get("errors", [])) if baseline else set()
-        for e in [e for e in answer["errors"] if e not in known][:3]:
-            self.problems.append((0, "does not compile", f"clang: {e}"))
-        for name, line, _ in answer["macros"]:
-            if name not in self.constants and name != "__shared__":  # the declaration judges __shared__
-                self.problems.append((line, "macro", f"'{name}' is a macro: a device region uses none"
-                                      + (f" but {', '.join(sorted(self.constants))}" if self.constants else "")))
-        for spelling, line in answer["loose"]:
-            self.problems.append((line, "outside a statement", f"'{spelling}' is not part of a statement"))
-        for root in answer["roots"]:
-            self.stmt(root)
-        return self.problems
+    def macro(self, name, line):
+        if name not in self.constants and name != "__shared__":  # the declaration judges __shared__
+            self.problems.append((line, "macro", f"'{name}' is a macro: a device region uses none"
+                                  + (f" but {', '.join(sorted(self.constants))}" if self.constants else "")))
 
     # Statements -----------------------------------------------------------------------------
     def stmt(self, n):

@@ -273,22 +273,28 @@ class Check:
     def bad(self, n, rule, what):
         self.problems.append((n["line"], rule, what))
 
-    def region(self, answer):
+    def region(self, answer, baseline=None):
+        """The problems of one region (clang_child.py's answer). baseline: the answer for the
+        course's own region, whose errors are the context's (device_ast.py: CUB's headers)."""
         if "failed" in answer:
             self.problems.append((0, "not parsed", answer["failed"]))
             return self.problems
-        for e in answer["errors"][:3]:
+        known = set(baseline.get("errors", [])) if baseline else set()
+        for e in [e for e in answer["errors"] if e not in known][:3]:
             self.problems.append((0, "does not compile", f"clang: {e}"))
         self.macro_spans = {tuple(span): name for name, line, span in answer["macros"]}
         for name, line, span in answer["macros"]:
-            if name not in self.macros:
-                self.problems.append((line, "macro", f"'{name}' is a macro: a region uses none"
-                                      + (f" but {', '.join(sorted(self.macros))}" if self.macros else "")))
+            self.macro(name, line)
         for spelling, line in answer["loose"]:
             self.problems.append((line, "outside a statement", f"'{spelling}' is not part of a statement"))
         for root in answer["roots"]:
             self.stmt(root)
         return self.problems
+
+    def macro(self, name, line):
+        if name not in self.macros:
+            self.problems.append((line, "macro", f"'{name}' is a macro: a region uses none"
+                                  + (f" but {', '.join(sorted(self.macros))}" if self.macros else "")))
 
     # Statements -----------------------------------------------------------------------------
     def stmt(self, n):

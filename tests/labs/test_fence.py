@@ -249,10 +249,11 @@ class View(unittest.TestCase):
     def test_a_jail_too_full_is_not_copied_back(self):
         """The copy back is bounded, and measured before anything is written: a command that
         leaves more entries than fence_init.py's COPY_FILES, or more bytes than COPY_BYTES (sparse
-        files: a copy writes each one's whole length), is told so, its run fails and its jail
-        stays as it was."""
+        files: a copy writes each one's whole length) or folders more than 64 deep, is told so, its
+        run fails and its jail stays as it was."""
         for what, script in (("entries", "for i in range(100001): open(f'f{i}', 'w')"),
-                             ("bytes", "for i in range(5):\n  f = open(f's{i}', 'wb'); f.seek(255 << 20); f.write(b'x')")):
+                             ("bytes", "for i in range(5):\n  f = open(f's{i}', 'wb'); f.seek(255 << 20); f.write(b'x')"),
+                             ("depth", "import os\nos.makedirs('/'.join(['d'] * 70))")):
             slot = self.s.f.take_slot()
             try:
                 jail = self.s.f.jail(self.s.top, slot, f"full-{what}")

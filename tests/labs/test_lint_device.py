@@ -13,7 +13,6 @@ assembly accepted, declarations of any type, any call) and shows the catalogue t
 Run: python3 tests/labs/test_lint_device.py (ctest: lab.lint_device, label cpu). Needs the
 `libclang` package (scripts/setup.sh puts it in .venv/); without it the test fails under CI=true
 and skips elsewhere, saying why."""
-import os
 import sys
 import unittest
 from pathlib import Path
@@ -22,6 +21,7 @@ from unittest import mock
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "labs"))
 from grader import device_ast, labs, lint, region_ast  # noqa: E402
+from test_lint_whitelist import clang_or_skip, spec_of  # noqa: E402  (one of each for both catalogues)
 
 NN = REPO / "ch02_vector_add" / "VA-GPU-NN.cu"
 WARP = REPO / "ch03_dot_product" / "Dot-SM-Warp.cu"
@@ -197,23 +197,6 @@ CATALOGUE_TI = [  # ch04's tiles: TILE_WIDTH listed
     ("a cast of the input to write it", ["((float*)M)[0] = sum;"], True),
 ]
 SETS = ((NN, GS, CATALOGUE), (WARP, BS, CATALOGUE_BS), (RAY, NH, CATALOGUE_NH), (SM, TI, CATALOGUE_TI))
-
-
-def clang_or_skip(test):
-    try:
-        region_ast.clang_python()
-    except region_ast.MissingClang as e:
-        if os.environ.get("CI") == "true":
-            test.fail(str(e))
-        test.skipTest(str(e))
-
-
-def spec_of(region):
-    for lab in labs.load_labs()["labs"]:
-        for task in lab["tasks"]:
-            if region in task["regions"]:
-                return task["regions"][region]
-    raise KeyError(region)
 
 
 def verdicts(program, region, entries, check=device_ast.DeviceCheck):
