@@ -7,8 +7,11 @@
 // and never let two streams use one pair of device buffers at once: chunk c uses the
 // pair c % S, so chunk c + S may reuse it only from the same stream (one stream runs in
 // order) or after a synchronous operation (the legacy default stream waits for all).
-// Plain C++ with no CUDA in it: tests/labs/test_schedule.py compiles it with a host
-// compiler and feeds it schedules, good and bad.
+// The check also keeps what it let through: `queued`, the mode's operations in order. The
+// lab's grader takes that list from the student's program and has its own program carry it
+// out and time it (labs/drivers/streams.cu), so a student's code decides only the order.
+// Plain C++ with no CUDA in it: tests/ch06_streams/test_streams_cpu.cu feeds it schedules,
+// good and bad, on the CPU.
 #pragma once
 
 #include <cstdio>
@@ -20,6 +23,7 @@ struct ScheduleCheck {
     bool in_mode = false;          // inside run_mode: the order is checked too
     std::vector<int> next_op;      // per chunk: the operation it needs next (3: all done)
     std::vector<int> last_stream;  // per buffer pair: stream of its last operation, -1 none
+    std::vector<int> queued;       // the mode's operations, 4 integers each: op, c, s, synchronous
 
     ScheduleCheck(int chunks_, int streams_) : chunks(chunks_), streams(streams_) {}
 
@@ -44,11 +48,13 @@ struct ScheduleCheck {
             refuse("the chunk's buffers are in use in another stream: a race", op, c, s);
         next_op[c]++;
         last_stream[pair] = stream;
+        queued.insert(queued.end(), {op, c, s, synchronous ? 1 : 0});  // checked: kept
     }
     void start_mode() {
         in_mode = true;
         next_op.assign(chunks, 0);
         last_stream.assign(streams, -1);
+        queued.clear();
     }
     void finish_mode() {
         in_mode = false;
