@@ -9,7 +9,13 @@
 // process: nothing the student's code prints, and no exit code, is ever read as a verdict.
 //
 //   driver --seed S --out FILE                     the tests, and every compute-sanitizer run
-//   driver --seed S --out FILE --time --param NAME=V1,...   a timed run (ch06.1's schedule)
+//   driver --seed S --out FILE --time --param NAME=V1,...   a timed run
+//   driver --seed S --out FILE --plan --param NAME=V1,...   a plan run: what a schedule asks for
+//
+// A plan run is for a task whose code decides only an order (ch06.1's schedule): it runs once
+// at the timed shape and records the operations the code queued. The grader checks that list
+// and hands it to the REFERENCE's driver, which carries it out and times it (--time, with the
+// plan as a file): the student's program never times anything.
 //
 // A checked run and a sanitizer run are the same command: the program cannot tell them apart,
 // and the sanitizer sees the shapes of the tests (new ones for its own seed). Each run goes
@@ -184,6 +190,7 @@ struct Driver {
     Rng rng{0};
     uint64_t seed = 0;
     bool time_run = false;  // --time: the timed run; otherwise the tests' (or a sanitizer's) run
+    bool plan_run = false;  // --plan: record what the code asks for, at the timed shape
     std::string pass;       // the placement pass, prefixed to every record's name
     FILE* out = nullptr;
     std::map<std::string, std::vector<long long>> params;  // --param NAME=V1,V2,...
@@ -207,6 +214,7 @@ struct Driver {
         return it->second[k];
     }
     bool timing() const { return time_run; }
+    bool planning() const { return plan_run; }
 
     // Device buffers, all guarded (GuardedMemory). An output: poisoned by the caller. An input:
     // uploaded from `host`, whose copy the driver keeps to check the buffer after every launch.
@@ -330,8 +338,8 @@ struct Driver {
         return median;
     }
 
-    // The command line: --seed, --out (returned), --time, --param NAME=V1,V2,...; any other
-    // --KEY VALUE is kept in `words` (the launcher's --module and --kernel).
+    // The command line: --seed, --out (returned), --time, --plan, --param NAME=V1,V2,...; any
+    // other --KEY VALUE is kept in `words` (the launcher's --module and --kernel, a plan's file).
     std::map<std::string, std::string> words;
     const char* parse(int argc, char** argv) {
         const char* path = nullptr;
@@ -339,6 +347,10 @@ struct Driver {
             std::string key = argv[i];
             if (key == "--time") {
                 time_run = true;
+                continue;
+            }
+            if (key == "--plan") {
+                plan_run = true;
                 continue;
             }
             if (i + 1 >= argc) break;
@@ -377,7 +389,8 @@ int main(int argc, char** argv) {
     Driver d;
     const char* path = d.parse(argc, argv);
     if (!path) {
-        std::fprintf(stderr, "usage: driver --seed S --out FILE [--time --param NAME=V,...]\n");
+        std::fprintf(stderr,
+                     "usage: driver --seed S --out FILE [--time|--plan --param NAME=V,...]\n");
         return 2;
     }
     d.out = std::fopen(path, "wb");
@@ -386,7 +399,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     d.memory.init();  // the GPU first: a run that cannot get it exits EXIT_CODE_NO_GPU_NOW
-    if (d.timing()) {
+    if (d.timing() || d.planning()) {  // one pass, at the shape the grader drew
         drive(d);
     } else {  // the same shapes twice: buffers at the end of their mappings, then at the start
         drive(d);

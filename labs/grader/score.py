@@ -11,7 +11,10 @@ named in the report; before every timed launch the inputs are uploaded again fro
 copy and the outputs poisoned, and every launch's output and inputs are checked
 (labs/drivers/driver.h). Where a task names a "launcher", its timed runs are not the student's
 program at all: the grader's launcher (labs/drivers/launcher.cu) loads the student's kernels,
-compiled as a module, and launches and times them itself.
+compiled as a module, and launches and times them itself. Where it names a "plan" (ch06.1, whose
+student code is a schedule: host code that only orders operations), the student's program runs
+once to record the order it asks for, the grader checks that plan, and the reference's own
+driver carries it out and times it.
 
 Every run on the GPU holds the GPU lock: shared by the checked and sanitizer runs, alone by a
 performance gate. A run that could not get the GPU (no context, no memory: a neighbour took it)
@@ -182,8 +185,9 @@ class Grader:
     def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
         """(rc, output, path of the output file): one fenced run of a driver, which sees its own
         folder and that one program. mode "check" (the tests, and every sanitizer run: the same
-        command) or "time" (a timed run). reference: a run of the reference (its own uids, which
-        no student run has). A sanitizer's log that is not a regular file (a symbolic link, a
+        command), "time" (a timed run) or "plan" (a schedule's plan run, at the timed shape).
+        reference: a run of the reference build (its own uids, which no student run has).
+        A sanitizer's log that is not a regular file (a symbolic link, a
         FIFO the program left in place of it) raises Tampered: the task scores 0. params: the
         driver's --param words (a timed run's drawn shape). show: more files the run may read.
         A run that could not get the GPU runs again, alone on it."""
@@ -208,7 +212,7 @@ class Grader:
             jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}", reference)
             out = jail / f"out-{os.urandom(6).hex()}.bin"
             words = [str(binary), "--seed", str(seed), "--out", str(out)]
-            words += (["--time"] if mode == "time" else []) + list(params)
+            words += {"time": ["--time"], "plan": ["--plan"]}.get(mode, []) + list(params)
             log = jail / "sanitizer.log"
             if tool:
                 # memcheck sees an access only where no allocation is: a read just past one array
@@ -305,20 +309,49 @@ class Grader:
             return False, f"compute-sanitizer --tool {tool}: the program did not finish its runs{at}: {said}"
         return False, f"compute-sanitizer --tool {tool} found {WHAT[tool]}{at}: {said}"
 
-    def timed_programs(self, task, ref, mine):
-        """{who: (program, extra words, files it must see)} of the timed runs. A task with a
-        "launcher" (labs/labs.json perf.launcher): the grader's launcher, given the device code
-        of each side's build as a module, so that no student host code runs in a timed run and
-        the timings are written by the grader's program. Otherwise (ch06.1, whose schedule is
-        host code): the drivers themselves."""
+    def grader_folder(self, name):
+        """A folder of the scratch folder for files the grader writes for its runs (0711: a run
+        reaches only the files it is shown, by their names)."""
+        folder = self.scratch / name
+        with self.clock:
+            folder.mkdir(exist_ok=True)
+            folder.chmod(0o711)
+        return folder
+
+    def grader_file(self, folder, who, suffix, data, reference_only):
+        """A file the grader writes for a run to read, shown to it read-only: a new name, created
+        anew (O_EXCL, never through a link left in its place), and where the fence drops the uid,
+        readable by the reference's runs alone when only they read it."""
+        path = folder / f"{who}-{os.urandom(6).hex()}{suffix}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if reference_only and getattr(self.fence, "drops_uid", False):
+            os.chown(path, 0, REF_GID)
+            path.chmod(0o440)
+        else:
+            path.chmod(0o444)
+        return path
+
+    def timed_programs(self, task, ref, mine, shape, params):
+        """({who: (program, extra words, files it must see, runs as the reference)}, None) of the
+        timed runs, or (None, why the student's side cannot be timed). A task with a "launcher"
+        (labs/labs.json perf.launcher): the grader's launcher, given the device code of each
+        side's build as a module, so that no student host code runs in a timed run and the
+        timings are written by the grader's program. A task with a "plan" (ch06.1, whose
+        schedule is host code): the reference's driver, carrying out each side's plan
+        (plan_files). Otherwise: the drivers themselves."""
         spec = task["perf"].get("launcher")
+        if task["perf"].get("plan"):
+            files, why = self.plan_files(task, ref, mine, shape, params)
+            if files is None:
+                return None, why
+            return {who: (ref, ["--run-plan", str(f)], [f], True) for who, f in files.items()}, None
         if not spec:
-            return {"reference": (ref, [], []), "student": (mine, [], [])}
-        folder = self.scratch / "launch"
+            return {"reference": (ref, [], [], True), "student": (mine, [], [], False)}, None
+        folder = self.grader_folder("launch")
         with self.clock:  # one copy of the launcher a grading, in the scratch folder, hash-checked
             if getattr(self, "launcher_copy", None) is None:
-                folder.mkdir(exist_ok=True)
-                folder.chmod(0o711)
                 built = self.builder.verified(self.builder.launcher())
                 self.launcher_copy = folder / f"launcher-{os.urandom(4).hex()}"
                 shutil.copyfile(built, self.launcher_copy)
@@ -328,17 +361,42 @@ class Grader:
         programs = {}
         extra = [w for k, v in sorted(spec.get("params", {}).items()) for w in ("--param", f"{k}={v}")]
         for who, binary in (("reference", ref), ("student", mine)):
-            module = folder / f"{who}-{os.urandom(6).hex()}.fatbin"
-            fd = os.open(module, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
-            with os.fdopen(fd, "wb") as f:
-                f.write(build.device_code(binary, spec["kernel"]))
-            if who == "reference" and self.fence.drops_uid:  # only the reference's runs read it
-                os.chown(module, 0, REF_GID)
-                module.chmod(0o440)
-            else:
-                module.chmod(0o444)
-            programs[who] = (launcher, ["--module", str(module), "--kernel", spec["kernel"]] + extra, [module])
-        return programs
+            module = self.grader_file(folder, who, ".fatbin", build.device_code(binary, spec["kernel"]),
+                                      reference_only=who == "reference")
+            programs[who] = (launcher, ["--module", str(module), "--kernel", spec["kernel"]] + extra,
+                             [module], who == "reference")
+        return programs, None
+
+    def plan_files(self, task, ref, mine, shape, params):
+        """({who: plan file}, None) or (None, why): each side's schedule at the timed shape,
+        as the grader hands it to the reference's driver. Each build runs once in plan mode
+        (driver.h: --plan) and records the operations its schedule queued; the grader reads
+        that record as it reads any output of fenced code and checks every value
+        (verify.read_plan: integers, at most 3 x chunks operations, each within its range),
+        then writes the plan anew, one operation a line, readable by the reference's runs
+        only. The student's program never sees the timed runs, and never writes a timing."""
+        name = f"{task['perf']['variant']}.plan"
+        folder = self.grader_folder("plans")
+        seed = self.seed()
+        files = {}
+        for who, binary in (("reference", ref), ("student", mine)):
+            rc, text, out = self.run_driver(binary, "plan", seed, self.timeout, params=params,
+                                            reference=who == "reference")
+            ops, why = (None, None)
+            if rc == 0:
+                ops, why = verify.read_plan(out, name, shape["chunks"], shape["streams"])
+            if ops is None and who == "reference":
+                raise LabError(f"the reference's plan run failed (exit {rc}): {why or text[-400:]}")
+            if rc == "timeout":
+                return None, f"your schedule did not finish its plan run within {self.timeout} s"
+            if rc != 0:
+                tail = " / ".join(l for l in text.strip().split("\n")[-3:] if l.strip())[:400]
+                return None, f"your schedule's plan run failed (exit {rc}): {tail}"
+            if ops is None:
+                return None, f"the plan your program recorded was refused: {why}"
+            plan = "".join(" ".join(str(v) for v in op) + "\n" for op in ops).encode()
+            files[who] = self.grader_file(folder, who, ".plan", plan, reference_only=True)
+        return files, None
 
     def perf(self, task, ref, mine):
         """Reference and student alternated under the same conditions: the same shape (drawn from
@@ -347,8 +405,9 @@ class Grader:
         the median of the timed launches (CUDA events), each launch on inputs uploaded again
         and freshly poisoned outputs, every launch's output and inputs compared with the
         reference's; where the task has a launcher, the grader's launcher runs and times the
-        student's kernel (timed_programs). The verdict takes the better of two estimates of the
-        speed ratio, best time against best time and the median of the rounds' ratios: another
+        student's kernel, and where it has a plan, the reference's driver carries out and times
+        the student's schedule (timed_programs). The verdict takes the better of two estimates of
+        the speed ratio, best time against best time and the median of the rounds' ratios: another
         job on the machine only makes a run slower, so both are honest for an honest submission,
         and neither makes a slow one fast. At least PERF_ROUNDS rounds, more (up to
         PERF_ROUNDS_AT_MOST) while under the gate but within PERF_HOPELESS of it."""
@@ -356,7 +415,9 @@ class Grader:
         shape = draw_shapes(perf.get("shapes", {}), self.grade_seed, f"{task['id']}/perf", 1)
         params = shape_params(shape) if perf.get("shapes") else []
         at = f" at {shape_text(shape)} (drawn from the grade's seed {self.grade_seed})" if params else ""
-        programs = self.timed_programs(task, ref, mine)
+        programs, why = self.timed_programs(task, ref, mine, shape[0], params)
+        if programs is None:
+            return False, f"{perf['what']}{at}: {why}"
         best = {"reference": None, "student": None}
         ratios = []
 
@@ -375,15 +436,19 @@ class Grader:
                 outs, ms_of = {}, {}
                 order = ("reference", "student")
                 for who in (order if rounds % 2 else order[::-1]):
-                    binary, extra, show = programs[who]
+                    binary, extra, show, as_reference = programs[who]
                     rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params + extra,
-                                                    reference=who == "reference", show=show)
+                                                    reference=as_reference, show=show)
                     if rc != 0:
                         if who == "reference":
                             raise LabError(f"the reference failed its timed run (exit {rc}): {text[-400:]}")
                         if rc == "timeout":
                             return False, (f"{perf['what']}{at}: your code did not finish its timed "
                                            f"launches within {self.timeout} s: far too slow")
+                        refused = [l for l in text.split("\n") if l.startswith("schedule refused")]
+                        if perf.get("plan") and refused:  # the course's run_op checked the plan
+                            return False, (f"{perf['what']}{at}: the course's driver, carrying out "
+                                           f"your schedule's plan, refused it: {refused[0][:400]}")
                         return False, f"your code failed the timed run{at} (exit {rc})"
                     recs, times = verify.read_records(out)
                     if perf["variant"] not in times:
@@ -397,9 +462,11 @@ class Grader:
                     return False, f"the output of the timed runs is wrong{at} (seed {seed}): {why}"
                 ratios.append(ms_of["reference"] / ms_of["student"])
         ratio, by_best = verdict()
+        timer = ("the launches of the reference's driver, which carried out each schedule's plan"
+                 if perf.get("plan") else "the driver's launches")
         said = (f"{perf['what']}{at}: {100 * ratio:.0f}% of the reference's speed ({best['student']:.4g} "
-                f"ms against {best['reference']:.4g} ms at best, CUDA events, median of the driver's "
-                f"launches; {rounds} alternated rounds, ratios {', '.join(f'{100 * r:.0f}%' for r in ratios)}); "
+                f"ms against {best['reference']:.4g} ms at best, CUDA events, median of {timer}; "
+                f"{rounds} alternated rounds, ratios {', '.join(f'{100 * r:.0f}%' for r in ratios)}); "
                 f"the gate is {100 * perf['min_ratio']:.0f}%")
         return ratio >= perf["min_ratio"], said
 

@@ -13,13 +13,14 @@ class BadOutput(Exception):
     pass
 
 
-def read_records(path):
-    """({name: (type, array)}, {name: ms}); BadOutput when the file is not a whole driver file."""
-    data, why = safe_read(path, MAX_FILE + 1)  # fenced code wrote it: no link, no FIFO, capped
+def read_records(path, cap=MAX_FILE):
+    """({name: (type, array)}, {name: ms}); BadOutput when the file is not a whole driver file
+    of at most cap bytes."""
+    data, why = safe_read(path, cap + 1)  # fenced code wrote it: no link, no FIFO, capped
     if data is None:
         raise BadOutput("the driver wrote no output file" if why == "missing" else
                         f"the driver's output is not a regular file ({why})")
-    if len(data) > MAX_FILE:
+    if len(data) > cap:
         raise BadOutput("the driver's output is not a regular file of a sane size")
     recs, times, i, ended = {}, {}, 0, False
     while i < len(data):
@@ -111,3 +112,40 @@ def compare_files(ref_path, got_path, tol):
         if why:
             return False, why
     return True, f"{len(ref)} outputs match the reference"
+
+
+# A schedule's plan (ch06: labs/drivers/streams.cu's plan run): 4 integers an operation, each
+# in 0 .. its limit - 1 (the op: H2D, KERNEL, D2H; the chunk; the stream; synchronous: 0 or 1).
+PLAN_FIELDS = ("op", "chunk", "stream", "synchronous")
+MAX_PLAN_FILE = 1 << 20  # a plan run's whole output: a few hundred bytes for the drawn shapes
+
+
+def read_plan(path, name, chunks, streams):
+    """(operations, None) or (None, why): the plan that a plan run recorded as `name`, each
+    operation (op, chunk, stream, synchronous). Fenced code wrote the file: it is read as every
+    output is (no link, no FIFO, capped), and every value is checked here before the grader
+    writes the plan for the reference's driver to carry out. At most 3 * chunks operations,
+    each field within its range; whether they are the right ones, in an order that keeps the
+    answer right, is the reference's own check when it carries them out (schedule.h)."""
+    try:
+        recs, _ = read_records(path, MAX_PLAN_FILE)
+    except BadOutput as e:
+        return None, str(e)
+    if name not in recs:
+        return None, f"the plan run recorded no '{name}'"
+    kind, values = recs[name]
+    if kind != "i64" or len(values) % len(PLAN_FIELDS):
+        return None, (f"'{name}' is {len(values)} {kind} values, not {len(PLAN_FIELDS)} integers "
+                      f"({', '.join(PLAN_FIELDS)}) an operation")
+    count = len(values) // len(PLAN_FIELDS)
+    if count > 3 * chunks:
+        return None, f"{count} operations, more than the 3 x {chunks} of {chunks} chunks"
+    limits = (3, chunks, streams, 2)
+    ops = []
+    for k in range(count):
+        op = tuple(values[4 * k:4 * k + 4])
+        for field, v, limit in zip(PLAN_FIELDS, op, limits):
+            if not 0 <= v < limit:
+                return None, f"operation {k}: {field} {v} is outside 0..{limit - 1}"
+        ops.append(op)
+    return ops, None

@@ -370,6 +370,53 @@ class Verify(unittest.TestCase):
         driver_file(d / "cut", ref, end=False)
         self.assertFalse(verify.compare_files(d / "ref", d / "cut", {})[0])
 
+    def test_a_plan_is_read_like_any_output_and_every_value_checked(self):
+        # A schedule's plan (ch06.1's plan run): 4 integers an operation, at most 3 a chunk; the
+        # student's program wrote the file, so nothing in it is taken on trust.
+        import array
+        d = Path(tempfile.mkdtemp())
+        depth_first = [v for c in range(3) for op in range(3) for v in (op, c, c % 2, 0)]
+
+        def plan(values, kind="i64", name="depth-first.plan"):
+            code = {"i64": "q", "u32": "I", "f32": "f"}[kind]
+            driver_file(d / "plan", {name: (kind, array.array(code, values))})
+            return verify.read_plan(d / "plan", "depth-first.plan", 3, 2)
+        ops, why = plan(depth_first)
+        self.assertIsNone(why)
+        self.assertEqual(ops[:2], [(0, 0, 0, 0), (1, 0, 0, 0)])
+        self.assertEqual(len(ops), 9)
+        self.assertEqual(plan([]), ([], None))  # empty: the reference's check refuses it, with its why
+        refused = {
+            "no 'depth-first.plan'": plan(depth_first, name="other"),
+            "not 4 integers": plan(depth_first[:-1]),
+            "is 4 u32 values, not 4 integers": plan([0, 0, 0, 0], kind="u32"),
+            "10 operations, more than the 3 x 3": plan(depth_first + [0, 0, 0, 0]),
+            "operation 0: op 3 is outside 0..2": plan([3, 0, 0, 0]),
+            "operation 1: op -1 is outside 0..2": plan([0, 0, 0, 0, -1, 0, 0, 0]),
+            "operation 0: chunk 3 is outside 0..2": plan([0, 3, 0, 0]),
+            "operation 0: chunk -4294967296 is outside": plan([0, -(1 << 32), 0, 0]),
+            "operation 0: stream 2 is outside 0..1": plan([0, 0, 2, 0]),
+            "operation 0: synchronous 2 is outside 0..1": plan([0, 0, 0, 2]),
+            "operation 0: chunk 4294967296 is outside": plan([0, 1 << 32, 0, 0]),
+        }
+        for word, (got, why) in refused.items():
+            self.assertIsNone(got, word)
+            self.assertIn(word, why)
+        # A file cut short, too large, a link or a FIFO in its place: refused, never followed.
+        driver_file(d / "cut", {"depth-first.plan": ("i64", array.array("q", depth_first))}, end=False)
+        self.assertIn("no 'end'", verify.read_plan(d / "cut", "depth-first.plan", 3, 2)[1])
+        (d / "big").write_bytes(b"rec depth-first.plan i64 0\n" + b"x" * verify.MAX_PLAN_FILE)
+        self.assertIn("sane size", verify.read_plan(d / "big", "depth-first.plan", 3, 2)[1])
+        plan(depth_first)
+        os.symlink(d / "plan", d / "link")
+        self.assertEqual(verify.read_plan(d / "link", "depth-first.plan", 3, 2),
+                         (None, "the driver's output is not a regular file (not opened (a symbolic link))"))
+        os.mkfifo(d / "fifo")
+        self.assertEqual(verify.read_plan(d / "fifo", "depth-first.plan", 3, 2),
+                         (None, "the driver's output is not a regular file (not a regular file)"))
+        self.assertEqual(verify.read_plan(d / "none", "depth-first.plan", 3, 2),
+                         (None, "the driver wrote no output file"))
+
 
 class Score(unittest.TestCase):
     def test_prepare_scores_a_task_alone(self):
@@ -433,6 +480,79 @@ class Score(unittest.TestCase):
         # A reference slowed by another job in one round does not make a slow submission fast.
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
+
+    def test_a_schedule_is_timed_only_by_the_reference_carrying_out_each_plan(self):
+        # A task with perf.plan (ch06.1): each build runs once in plan mode; the student's
+        # binary runs nothing else. Every timed run is the reference's, carrying out a plan file
+        # the grader wrote, and a plan that cannot be read, or that the reference refuses, costs
+        # the gate with its reason.
+        import array
+        d = Path(tempfile.mkdtemp())
+        task = {"id": "t.1", "perf": {"what": "speed", "variant": "v", "min_ratio": 0.7, "plan": True,
+                                      "shapes": {"n": [1000, 2000], "chunks": [2, 2], "streams": [2, 2]}}}
+        good = [v for c in range(2) for op in range(3) for v in (op, c, c, 0)]
+
+        def gate(student_plan, plan_rc=0, refused=None):
+            g = score.Grader(None, None, d / f"scratch-{os.urandom(3).hex()}", 30, None, seed=1)
+            g.scratch.mkdir()
+            calls = []
+
+            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
+                calls.append((binary, mode, reference, list(params), [Path(s) for s in show]))
+                out = g.scratch / f"out-{len(calls)}"
+                if mode == "plan":
+                    self.assertEqual((show, reference), ((), binary == "ref"))
+                    values = good if binary == "ref" else student_plan
+                    if values == "link":  # a link left where the output should be
+                        os.symlink(d / "elsewhere", out)
+                    else:
+                        driver_file(out, {"v.plan": ("i64", array.array("q", values))})
+                    return (plan_rc if binary == "mine" else 0), "driver: stopped", out
+                plan_file = Path(params[params.index("--run-plan") + 1])
+                if refused and plan_file.name.startswith("student-"):
+                    return 1, f"{refused}\n", out
+                driver_file(out, {"v.0": ("i64", array.array("q", [7]))})
+                with open(out, "r+b") as f:
+                    body = f.read()
+                    f.seek(0)
+                    f.write(b"time v 2.0\n" + body)
+                return 0, "", out
+            g.run_driver = run_driver
+            fast, said = g.perf(task, "ref", "mine")
+            return fast, said, calls
+
+        fast, said, calls = gate(good)  # the same plan as the reference's
+        self.assertTrue(fast, said)
+        self.assertIn("the reference's driver, which carried out each schedule's plan", said)
+        self.assertEqual([(c[0], c[1]) for c in calls if c[0] == "mine"], [("mine", "plan")])
+        timed = [c for c in calls if c[1] == "time"]
+        self.assertEqual(len(timed), 6)  # three rounds, two plans each
+        self.assertTrue(all(c[0] == "ref" and c[2] for c in timed))
+        files = {c[4][0] for c in timed}
+        self.assertEqual(sorted(f.name.split("-")[0] for f in files), ["reference", "student"])
+        for f in files:  # the grader's own files, beside no output of a run
+            self.assertEqual(f.parent.name, "plans")
+            self.assertEqual(f.stat().st_mode & 0o777, 0o444)
+            self.assertEqual(f.read_text().split("\n")[:2], ["0 0 0 0", "1 0 0 0"])
+            self.assertEqual(len(f.read_text().split("\n")), 7)
+        for c in timed:
+            self.assertEqual(c[3][c[3].index("--run-plan") + 1], str(c[4][0]))
+        # Refused before any timed run: a plan out of range, one too long, a link in place of
+        # the output, a plan run that failed.
+        for plan, rc, word in ((good[:4] + [2, 5, 1, 0], 0, "operation 1: chunk 5 is outside 0..1"),
+                               (good + good[:4], 0, "7 operations, more than the 3 x 2"),
+                               ("link", 0, "not a regular file (not opened (a symbolic link))"),
+                               (good, 1, "your schedule's plan run failed (exit 1): driver: stopped")):
+            fast, said, calls = gate(plan, rc)
+            self.assertFalse(fast, word)
+            self.assertIn(word, said)
+            self.assertEqual([c for c in calls if c[1] == "time"], [], word)
+        # A plan whose values exist but whose order does not keep the answer right: the
+        # reference's own check (schedule.h) refuses it when it carries it out.
+        why = "schedule refused: a chunk's operations were not all queued (run_op with op 2, chunk 1, stream -1)"
+        fast, said, calls = gate(good[:-4], refused=why)
+        self.assertFalse(fast)
+        self.assertIn("carrying out your schedule's plan, refused it: " + why, said)
 
     def test_gpu_lock_shared_by_runs_alone_for_a_gate(self):
         # Checked runs share the GPU; a gate (or a run again after "could not get the GPU")
