@@ -59,6 +59,27 @@ class Cheats(unittest.TestCase):
                     self.assertIsNone(why, f"{c['name']}: {task['id']}: {why}")
                     self.assertIsNotNone(text)
 
+    def test_forged_plans_need_the_lint_off(self):
+        """truth_cheats.py's ch06.1 cheats that hand the grader a forged plan reach it through
+        p.schedule, which no region may name: the lint refuses each (nothing is built), so in
+        lab.py selftest, which grades them with the lint off, they stand for an attacker past
+        it, and the grader's and the reference's checks of the plan are what stop them."""
+        import truth_cheats
+        forged = [c for c in truth_cheats.CHEATS if c["name"].startswith("schedule-hands-back-a-plan")]
+        self.assertEqual(len(forged), 2)
+        for c in forged:
+            with self.subTest(c["name"]), tempfile.TemporaryDirectory() as d:
+                self.assertIs(c["lint"], False)
+                lab = labs.find_lab(c["lab"])[0]
+                folder = Path(d) / "s"
+                kit.cmd_make(c["lab"], folder, solution=True)
+                c["make"](folder, lab)
+                got = score.prepare(lab, folder, REPO)
+                self.assertIsNone(got["ch06.1"][0])
+                self.assertIn("the region lint refused your code (nothing was built)", got["ch06.1"][1])
+                self.assertIsNone(got["ch06.2"][1])
+                self.assertIsNotNone(score.prepare(lab, folder, REPO, lint_regions=False)["ch06.1"][0])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

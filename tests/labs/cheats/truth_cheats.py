@@ -23,7 +23,15 @@ proves what stops them at run time.
     end everywhere else (a guard page: the tests are lost).
   Timings outside the student's process:
     a slow kernel whose program rewrites the timing lines of its output file at exit: the timed
-    runs of ch02.2 are the grader's launcher, which runs none of the program's host code.
+    runs of ch02.2 are the grader's launcher, which runs none of the program's host code;
+    a ch06.1 schedule that queues every operation but hands the grader a plan of its first chunk
+    alone (a timed run that carried it out would do one chunk's work): the reference's driver
+    carries the plan out through run_op, whose check refuses a chunk left unfinished (the perf
+    points are lost with "schedule refused");
+    a ch06.1 schedule whose plan names, in its first operation, a chunk that does not exist: the
+    grader checks every value of a plan before anything carries it out (the perf points are
+    lost before any timed run). Both reach the plan through a member the whitelist never lets a
+    region name (p.schedule): test_cheats.py shows the lint refuses them.
   Neighbours:
     a program that takes nearly all the GPU's memory at start and holds it while it runs (its
     kernel does nothing: it scores 0): the runs it starved beside it (in lab.py selftest, every
@@ -34,6 +42,14 @@ from cheats import NN, N1, GS, OPB, region, set_region
 
 GRID_STRIDE = ["long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
                "for (; i < n; i += (long long)gridDim.x * blockDim.x) c[i] = a[i] + b[i];"]
+# ch06.1's solution: the depth-first loop, whose operations run_op checks and keeps (the plan).
+DEPTH_FIRST = ["for (int c = 0; c < p.chunks; c++) {",
+               "    bool synchronous = (mode == DEFAULT_SYNC);",
+               "    int s = (mode == DEPTH_FIRST) ? c % p.streams : 0;",
+               "    run_op(p, H2D, c, s, synchronous);",
+               "    run_op(p, KERNEL, c, s, synchronous);",
+               "    run_op(p, D2H, c, s, synchronous);",
+               "}"]
 ONE_PER_BLOCK = ["long long i = blockIdx.x;", "while (i < n) { c[i] = a[i] + b[i]; i += gridDim.x; }"]
 
 # ch04.3: M holds odd multiples of 1/8; P[y][x] * 64 is an integer of at most 17 bits. The
@@ -180,6 +196,14 @@ CHEATS = [
                                     "for (long long k = threadIdx.x; k < n; k += blockDim.x) c[k] = a[k] + b[k];"],
                            REWRITES_TIMINGS,
                            "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
+    {"name": "schedule-hands-back-a-plan-of-one-chunk", "lab": "ch06", "lose": ["ch06.1"], "gpu": True,
+     "lint": False, "at_most": {"ch06.1": 7},
+     "make": region("streams.cu", "ch06.depth-first", *DEPTH_FIRST,
+                    "p.schedule.queued.resize(12);  // the plan: chunk 0's three operations only")},
+    {"name": "schedule-hands-back-a-plan-with-a-chunk-that-does-not-exist", "lab": "ch06",
+     "lose": ["ch06.1"], "gpu": True, "lint": False, "at_most": {"ch06.1": 7},
+     "make": region("streams.cu", "ch06.depth-first", *DEPTH_FIRST,
+                    "p.schedule.queued[1] = p.chunks + 100000;  // the first operation's chunk: none such")},
     {"name": "takes-nearly-all-gpu-memory", "lab": "ch02", "zero": ["ch02.2"], "gpu": True, "lint": False,
      "at_most": {"ch02.2": 0},
      "make": past_the_lint(NN, GS, ["(void)a; (void)b; (void)c; (void)n;  // no work: its own score is not the point"],
