@@ -126,7 +126,15 @@ def lab_grading(chapter):
             _out(f"- {tool} ({_points(pts[tool])}): `compute-sanitizer --tool {tool}` on the "
                  f"same command as the outputs' run (the same cases, a seed of its own), its "
                  f"outputs compared too.", "  ")
-        if "perf" in task:
+        if "perf" in task and task["perf"].get("plan"):  # the schedule decides, course code times
+            p = task["perf"]
+            _out(f"- speed ({_points(pts['perf'])}): the {p['what']} must reach at least "
+                 f"{100 * p['min_ratio']:.0f}% of the reference's, at one shape drawn at grade time, "
+                 f"{_ranges(p['shapes'])}. Your schedule runs once at that shape, only to record its "
+                 "order of operations; the reference's build of the driver carries out that order "
+                 "(each operation checked by run_op, as in your runs) and the reference's own, in "
+                 "turn, and times both with its CUDA events.", "  ")
+        elif "perf" in task:
             p = task["perf"]
             _out(f"- speed ({_points(pts['perf'])}): the {p['what']} must reach at least "
                  f"{100 * p['min_ratio']:.0f}% of the reference's, "
