@@ -45,8 +45,8 @@ std::vector<int> read_plan(const std::string& path, int chunks) {
         std::exit(2);
     }
     std::vector<int> plan;
-    int v[4];
-    while (std::fscanf(f, "%d %d %d %d", &v[0], &v[1], &v[2], &v[3]) == 4) {
+    int v[4], got;
+    while ((got = std::fscanf(f, "%d %d %d %d", &v[0], &v[1], &v[2], &v[3])) == 4) {
         // The op and the flag must be checked before (Op) and bool see them; chunk and stream
         // are run_op's own check, and the order too (ScheduleCheck).
         if (v[0] < H2D || v[0] > D2H || v[3] < 0 || v[3] > 1 || plan.size() >= 12u * chunks) {
@@ -55,9 +55,8 @@ std::vector<int> read_plan(const std::string& path, int chunks) {
         }
         plan.insert(plan.end(), v, v + 4);
     }
-    bool whole = std::feof(f);
     std::fclose(f);
-    if (!whole) {
+    if (got != EOF) {  // a word that is not a number, or a line cut short
         std::fprintf(stderr, "driver: %s: expected lines 'op chunk stream synchronous'\n",
                      path.c_str());
         std::exit(2);
