@@ -194,6 +194,14 @@ def main(out):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def stages(state, job_id):
+    """Where one grade's time went, as lab.py grade wrote it in its results.json (builds, speed
+    gates and their wait for the lock): what to compare when two workers grade slower than one."""
+    found = sorted((Path(state) / "jobs" / str(job_id)).glob("a*/result.json"))
+    meta = (json.loads(found[-1].read_text()).get("results") or {}) if found else {}
+    return {k: meta.get(k) for k in ("build_s", "speed_gates_s", "speed_gate_wait_s", "builds")}
+
+
 def throughput(out, n=8):
     """Two GPUs: the same N solutions graded with one worker (CUDA_VISIBLE_DEVICES=0) and with
     two (0,1), each after a warm-up that fills each worker's reference cache (until every worker
@@ -244,11 +252,12 @@ def throughput(out, n=8):
                     started = time.monotonic()
                     jobs = list(pool.map(lambda t: run_job(port, t, body), tokens[:n]))
                 wall = time.monotonic() - started
-                each = store.q("SELECT slot, finished - started FROM jobs WHERE id > ?", first)
+                each = store.q("SELECT id, slot, finished - started FROM jobs WHERE id > ?", first)
                 rates[name] = {"jobs": n, "wall_s": round(wall, 1), "jobs_per_min": round(60 * n / wall, 2),
                                "scores": [j["summary"] for j in jobs], "gpus": visible,
                                "warm_workers": sorted(served()),
-                               "grade_s": [[slot, round(t, 1)] for slot, t in each]}
+                               "grade_s": [[slot, round(t, 1)] for _, slot, t in each],
+                               "stages": [stages(state, i) for i, _, _ in each]}
                 print(f"{name} worker(s) on GPU {visible}: {n} grades in {wall:.1f} s", flush=True)
             finally:
                 srv.terminate()
