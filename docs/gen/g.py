@@ -136,7 +136,8 @@ def _later_gpu_log(record):
             logs.append((about["date"], about, os.path.join(os.path.dirname(path), about["log"])))
     if not logs:
         return None
-    day, about, path = max(logs, key=lambda l: l[0])
+    when, about, path = max(logs, key=lambda l: l[0])  # a date, or a date and time (one day's logs)
+    day = when[:10]
     text = open(path).read()
     times = re.search(r"^Times: setup (\d+) s, configure (\d+) s, build (\d+) s, tests (\d+) s", text, re.M)
     summary = re.search(r"^Summary: (\d+) tests, (\d+) passed, (\d+) failed, (\d+) skipped", text, re.M)
