@@ -41,14 +41,11 @@ def _driver(task):
 
 
 def driver_about(text):
-    """The driver's own words on what it records: its first comment block after the includes."""
-    lines, seen_include, out = text.split("\n"), False, []
-    for line in lines:
-        if line.startswith("#include"):
-            seen_include = True
-            continue
-        if not seen_include:
-            continue
+    """The driver's own words on what it records: its first comment block after its last include
+    (ray.cu's and streams.cu's include their program between definitions of their own)."""
+    lines, out = text.split("\n"), []
+    last = max((i for i, l in enumerate(lines) if l.startswith("#include")), default=len(lines))
+    for line in lines[last + 1:]:
         s = line.strip()
         if s.startswith("//"):
             out.append(s[2:].strip())

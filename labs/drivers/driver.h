@@ -174,6 +174,7 @@ struct GuardedMemory {
         ranges[at] = r;
         return (void*)at;
     }
+    bool owns(const void* p) const { return ranges.count((uintptr_t)p) != 0; }
     void free(void* p) {
         auto it = ranges.find((uintptr_t)p);
         if (it == ranges.end()) return;
@@ -185,6 +186,30 @@ struct GuardedMemory {
         ranges.erase(it);
     }
 };
+
+// The program's own device buffers (ch05's image, ch06's buffers of each stream: the course's
+// code allocates them, in the program the driver includes) are guarded as the driver's are: such
+// a driver includes its program between these two definitions and their #undef,
+//   #define cudaMalloc(p, bytes) lab_program_malloc((void**)(p), (bytes))
+//   #define cudaFree(p) lab_program_free((void*)(p))
+// (labs/drivers/ray.cu), and main() below points lab_program_memory at the driver's memory, so
+// that both placements, at the end and at the start of the mapping, apply to them too.
+GuardedMemory* lab_program_memory = nullptr;
+cudaError_t lab_program_malloc(void** p, size_t bytes) {
+    if (!lab_program_memory) {  // a static initializer of the program: before main()
+        std::fprintf(stderr, "driver: the program allocated device memory before main()\n");
+        std::exit(EXIT_CODE_FAILED);
+    }
+    *p = lab_program_memory->alloc(bytes);
+    return cudaSuccess;
+}
+cudaError_t lab_program_free(void* p) {
+    if (lab_program_memory && lab_program_memory->owns(p)) {
+        lab_program_memory->free(p);
+        return cudaSuccess;
+    }
+    return cudaFree(p);  // not one of its buffers (cudaFree(nullptr) and the like)
+}
 
 struct Driver {
     Rng rng{0};
@@ -399,6 +424,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     d.memory.init();  // the GPU first: a run that cannot get it exits EXIT_CODE_NO_GPU_NOW
+    lab_program_memory = &d.memory;
     if (d.timing() || d.planning()) {  // one pass, at the shape the grader drew
         drive(d);
     } else {  // the same shapes twice: buffers at the end of their mappings, then at the start

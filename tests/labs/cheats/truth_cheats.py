@@ -17,6 +17,11 @@ proves what stops them at run time.
     one that reads past its input only when the next buffer lies close behind it, where the
     read lands in that buffer (cudaMalloc's neighbours; memcheck's red zones moved them apart):
     with guard pages no buffer lies there, and the read faults;
+    a ray-tracing kernel that reads one byte past the end of its image, a buffer the course's
+    program allocates; lint-clean (a device region may index the kernel's pointer parameters):
+    cudaMalloc rounds every allocation up and packs them, so the read lands in mapped memory and
+    changes nothing, and only memcheck (2 of ch05.1's 8 points) would see it; the grading driver
+    gives the program's own cudaMalloc guarded memory too, and the read faults in the tests;
     one that finds out from its arguments or environment that it runs under compute-sanitizer
     and then writes an output file of its own and exits (the sanitizer's run is now the tests'
     command, and its output is compared with the reference's), while its kernel reads past the
@@ -49,6 +54,13 @@ DEPTH_FIRST = ["for (int c = 0; c < p.chunks; c++) {",
                "    run_op(p, H2D, c, s, synchronous);",
                "    run_op(p, KERNEL, c, s, synchronous);",
                "    run_op(p, D2H, c, s, synchronous);",
+               "}"]
+# ch05.1's solution: the loop over the spheres, nearest hit wins.
+NEAREST_HIT = ["for (int k = 0; k < count; k++) {",
+               "    int i = (first + k < count) ? first + k : first + k - count;",
+               "    float n;",
+               "    float t = s[i].hit(ox, oy, &n);",
+               "    if (t > maxz) { r = s[i].r * n; g = s[i].g * n; b = s[i].b * n; maxz = t; }",
                "}"]
 ONE_PER_BLOCK = ["long long i = blockIdx.x;", "while (i < n) { c[i] = a[i] + b[i]; i += gridDim.x; }"]
 
@@ -185,6 +197,10 @@ CHEATS = [
                     "if (blockIdx.x == 0 && gap >= n && gap < n + (1LL << 21) && a[n] == 12345)",
                     "    c[0] = 0;  // close: a[n] is some neighbour's, unseen (memcheck pads 2^21)",
                     *ONE_PER_BLOCK)},
+    {"name": "ray-reads-past-the-end-of-its-image", "lab": "ch05", "zero": ["ch05.1"], "gpu": True,
+     "at_most": {"ch05.1": 0},
+     "make": region("ray.cu", "ch05.nearest-hit", *NEAREST_HIT,
+                    "if (x == 0 && y == 0 && ptr[4 * dim * dim] == 77) r = 1;  // one byte past the image")},
     {"name": "detects-the-sanitizer-and-skips-its-run", "lab": "ch02", "zero": ["ch02.1"], "gpu": True,
      "lint": False, "at_most": {"ch02.1": 0},
      "make": past_the_lint(N1, OPB, ["if (blockIdx.x == 0 && a[n] == 12345) c[0] = 0;  // past a"] +
