@@ -13,11 +13,13 @@
 # check, HELD or FAILED), OUT/server.log and OUT/state/ (the server's SQLite database and job
 # folders), from which a results page can be served and photographed on any machine.
 # Exit 0: every check held; 1: one did not; 77: no GPU here (the CPU part ran: the course, the
-# folders, the server, the first submission, which ended with 77). Under 2 minutes on an H200
-# before the unchanged exercise and the traced run were added (docs/runs/h200/server/).
+# folders, the server, the first submission, which ended with 77). About 5 minutes on an H200
+# (293 s at 735bd12, with 2 rounds of the overhead: docs/runs/h200/server/).
 # server/tools/gpu_proof.sh OUT --throughput (a machine with two GPUs): the same 8 solutions graded
 # through the server with one worker (one GPU) and with two (two GPUs); two must give at least
-# 1.8 times the jobs per minute of one (OUT/throughput.json). About 5 minutes; 77 with one GPU.
+# 1.8 times the jobs per minute of one (OUT/throughput.json). About 7 minutes; 77 with one GPU.
+# server/tools/gpu_proof.sh OUT --overhead LAB: the overhead check alone on lab LAB's solution
+# (OUT/overhead.json; ch05, which has no speed gate, in under 2 minutes on an H200).
 set -eu
 cd "$(dirname "$0")/../.."
 out="${1:-${OUT:-gpu-proof}}"
