@@ -77,6 +77,7 @@ def strip(n):
 
 class DeviceCheck(region_ast.Check):
     """The whitelist, node by node. spec: the region's entry of labs/labs.json."""
+    statements = STATEMENTS
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -88,25 +89,12 @@ class DeviceCheck(region_ast.Check):
             self.problems.append((line, "macro", f"'{name}' is a macro: a device region uses none"
                                   + (f" but {', '.join(sorted(self.constants))}" if self.constants else "")))
 
-    # Statements -----------------------------------------------------------------------------
-    def stmt(self, n):
-        k = n["kind"]
-        if k == "DECL_STMT":
-            for d in n["children"]:
-                self.decl(d)
-        elif k in STATEMENTS:
-            for c in n["children"]:
-                if c["kind"] in STATEMENTS or c["kind"] == "DECL_STMT":
-                    self.stmt(c)
-                elif c["kind"] == "VAR_DECL":  # for (int i = 0; ...), if (int x = ...)
-                    self.decl(c)
-                else:
-                    self.expr(c)
-        elif k.endswith("_STMT") or k.endswith("_DECL") or k == "LAMBDA_EXPR":
-            self.bad(n, "not allowed", self.describe(n))
-        else:
-            self.expr(n)
+    def outside(self, n):
+        """Nothing: a device region trusts no macro (its listed constants' expansions are checked
+        like the rest)."""
+        return False
 
+    # Statements (region_ast.Check.stmt) -------------------------------------------------------
     def decl(self, n):
         if n["kind"] != "VAR_DECL":
             return self.bad(n, "declaration", f"{self.describe(n)}: a device region declares only "
@@ -181,10 +169,6 @@ class DeviceCheck(region_ast.Check):
                     self.expr(c)
             return
         self.bad(n, "not allowed", self.describe(n))
-
-    def each(self, n, value=True, arg=False):
-        for c in n["children"]:
-            self.expr(c)
 
     def ref(self, n):
         r = n.get("ref") or {}

@@ -258,6 +258,7 @@ def _integer(t):
 
 class Check:
     """The whitelist, node by node. spec: the region's entry of labs/labs.json."""
+    statements = STATEMENTS  # the statements a region may hold (a device region: return too)
 
     def __init__(self, spec):
         self.calls = set(spec.get("calls", []))
@@ -296,18 +297,22 @@ class Check:
             self.problems.append((line, "macro", f"'{name}' is a macro: a region uses none"
                                   + (f" but {', '.join(sorted(self.macros))}" if self.macros else "")))
 
+    def outside(self, n):
+        """A node the region did not write: a listed macro's expansion (HANDLE_ERROR), trusted."""
+        return not n["here"] and n["kind"] != "DECL_STMT"
+
     # Statements -----------------------------------------------------------------------------
     def stmt(self, n):
         k = n["kind"]
-        if not n["here"] and k not in ("DECL_STMT",):
+        if self.outside(n):
             return self.trusted(n)
         if k == "DECL_STMT":
             for d in n["children"]:
                 self.decl(d)
-        elif k in STATEMENTS:
+        elif k in self.statements:
             kids = n["children"]
             for c in kids:
-                if c["kind"] in STATEMENTS or c["kind"] == "DECL_STMT":
+                if c["kind"] in self.statements or c["kind"] == "DECL_STMT":
                     self.stmt(c)
                 elif c["kind"] == "VAR_DECL":  # for (int i = 0; ...), if (int x = ...)
                     self.decl(c)
@@ -521,7 +526,7 @@ class Check:
         macro's arguments) are checked."""
         for c in n["children"]:
             if c["here"]:
-                if c["kind"] in STATEMENTS or c["kind"] == "DECL_STMT":
+                if c["kind"] in self.statements or c["kind"] == "DECL_STMT":
                     self.stmt(c)
                 else:
                     self.expr(c, value=True, arg=True)
