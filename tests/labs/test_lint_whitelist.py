@@ -251,6 +251,19 @@ class Catalogue(unittest.TestCase):
                         self.assertEqual(a.get("errors"), [], f"{name}: not valid C++ here: {lines}")
                         self.assertTrue([p for p in problems if p[1] != "does not compile"], name)
 
+    def test_a_message_names_no_path_of_the_grading_machine(self):
+        """clang names the course's copy of the program by its path; a report to a student says
+        ch06_streams/streams.cu, never the folder the course lives in (on an H200 at 735bd12 a
+        refused structured binding's message named /work/...)."""
+        spec = spec_of(BF)
+        body = ["auto [a, b] = p;  // a structured binding of a type with more members"]
+        said = region_ast.check_region(STREAMS, body, 100, spec, "ch06_streams/streams.cu", BF)
+        self.assertTrue(said)
+        self.assertTrue(any("does not compile" in m and "streams.cu" in m.split("clang: ", 1)[-1] for m in said), said)
+        for m in said:
+            self.assertNotIn(str(REPO), m)
+            self.assertNotIn(str(REPO.resolve()), m)
+
     def test_a_weakened_whitelist_fails_the_catalogue(self):
         """Planted weakenings: each lets some entry of the catalogue through."""
         class AnyCast(region_ast.Check):  # C-style casts to any type
