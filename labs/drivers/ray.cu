@@ -7,7 +7,7 @@
 cudaError_t lab_program_malloc(void** p, size_t bytes);
 cudaError_t lab_program_free(void* p);
 #define cudaMalloc(p, bytes) lab_program_malloc((void**)(p), (bytes))
-#define cudaFree(p) lab_program_free((void*)(p))
+#define cudaFree(p)          lab_program_free((void*)(p))
 #include "ray.cu"
 #undef cudaMalloc
 #undef cudaFree

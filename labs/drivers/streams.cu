@@ -6,7 +6,7 @@
 cudaError_t lab_program_malloc(void** p, size_t bytes);
 cudaError_t lab_program_free(void* p);
 #define cudaMalloc(p, bytes) lab_program_malloc((void**)(p), (bytes))
-#define cudaFree(p) lab_program_free((void*)(p))
+#define cudaFree(p)          lab_program_free((void*)(p))
 #include "streams.cu"
 #undef cudaMalloc
 #undef cudaFree
