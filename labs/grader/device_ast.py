@@ -78,6 +78,7 @@ def strip(n):
 class DeviceCheck(region_ast.Check):
     """The whitelist, node by node. spec: the region's entry of labs/labs.json."""
     statements = STATEMENTS
+    kind = "device"
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -147,22 +148,8 @@ class DeviceCheck(region_ast.Check):
             return self.index(n)
         if k == "UNEXPOSED_EXPR":  # an implicit conversion between numbers
             return self.each(n)
-        if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
-            if n.get("op") not in region_ast.BINARY:
-                return self.bad(n, "operator", f"'{n.get('op')}'")
-            if n["op"] in region_ast.ASSIGNING:
-                self.assigned(n["children"][0])
-            return self.each(n)
-        if k == "UNARY_OPERATOR":
-            op = n.get("op", "")
-            if op.replace("post", "").replace("pre", "") not in region_ast.UNARY:
-                return self.bad(n, "operator", f"a unary '{op}': a device region takes no address and "
-                                "follows no pointer")
-            if "++" in op or "--" in op:
-                self.assigned(n["children"][0])
-            return self.each(n)
-        if k == "CONDITIONAL_OPERATOR":
-            return self.each(n)
+        if self.operator(n):
+            return
         if k in CASTS:  # a conversion between numbers: the target is one (above), so must the operand be
             for c in n["children"]:
                 if c["kind"] != "TYPE_REF":

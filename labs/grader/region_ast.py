@@ -259,6 +259,7 @@ def _integer(t):
 class Check:
     """The whitelist, node by node. spec: the region's entry of labs/labs.json."""
     statements = STATEMENTS  # the statements a region may hold (a device region: return too)
+    kind = "host"  # what its messages call the region
 
     def __init__(self, spec):
         self.calls = set(spec.get("calls", []))
@@ -376,22 +377,8 @@ class Check:
             return self.member(n)
         if not _integer(t):
             return self.bad(n, "not an integer", f"{self.describe(n)} of type '{t['spelling']}'")
-        if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
-            if n.get("op") not in BINARY:
-                return self.bad(n, "operator", f"'{n.get('op')}'")
-            if n["op"] in ASSIGNING:
-                self.assigned(n["children"][0])
-            return self.each(n)
-        if k == "UNARY_OPERATOR":
-            op = n.get("op", "")
-            if op.replace("post", "").replace("pre", "") not in UNARY:
-                return self.bad(n, "operator", f"a unary '{op}': a host region takes no address and "
-                                "follows no pointer")
-            if "++" in op or "--" in op:
-                self.assigned(n["children"][0])
-            return self.each(n)
-        if k == "CONDITIONAL_OPERATOR":
-            return self.each(n)
+        if self.operator(n):
+            return
         if k == "CSTYLE_CAST_EXPR":
             target = t["canon_spelling"]
             if t["canon"] != "ENUM" or target not in self.casts:
@@ -414,6 +401,30 @@ class Check:
                 "an expression" if not kids or kids[0]["kind"] != "TYPE_REF" else f"'{kids[0]['spelling']}'")
                 + " (this region may take sizeof of " + (", ".join(sorted(self.sizeof)) or "nothing") + ")")
         self.bad(n, "not allowed", self.describe(n))
+
+    def operator(self, n):
+        """True when n is an operator (binary, compound assignment, unary, ?:), which it then
+        checks: the operator itself, what it assigns (assigned()), its operands. Both
+        whitelists' expr() call it after they have checked the operator's type."""
+        k = n["kind"]
+        if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
+            if n.get("op") not in BINARY:
+                self.bad(n, "operator", f"'{n.get('op')}'")
+                return True
+            if n["op"] in ASSIGNING:
+                self.assigned(n["children"][0])
+        elif k == "UNARY_OPERATOR":
+            op = n.get("op", "")
+            if op.replace("post", "").replace("pre", "") not in UNARY:
+                self.bad(n, "operator", f"a unary '{op}': a {self.kind} region takes no address and "
+                         "follows no pointer")
+                return True
+            if "++" in op or "--" in op:
+                self.assigned(n["children"][0])
+        elif k != "CONDITIONAL_OPERATOR":
+            return False
+        self.each(n)
+        return True
 
     def each(self, n, value=True, arg=False):
         for c in n["children"]:
