@@ -30,6 +30,9 @@
 // The file: for each record one header line "rec NAME TYPE COUNT\n" and COUNT raw values (TYPE:
 // i64, u32, f32, u8), or "time NAME MS\n" for a timed launch.
 #pragma once
+// After program_memory.h and the program it was for: the driver's own cudaMalloc and cudaFree.
+#undef cudaMalloc
+#undef cudaFree
 #include <cuda.h>  // the types of the virtual memory management API (called through the runtime)
 #include <cstdint>
 #include <cstdio>
@@ -189,10 +192,8 @@ struct GuardedMemory {
 
 // The program's own device buffers (ch05's image, ch06's buffers of each stream: the course's
 // code allocates them, in the program the driver includes) are guarded as the driver's are: such
-// a driver includes its program between these two definitions and their #undef,
-//   #define cudaMalloc(p, bytes) lab_program_malloc((void**)(p), (bytes))
-//   #define cudaFree(p) lab_program_free((void*)(p))
-// (labs/drivers/ray.cu), and main() below points lab_program_memory at the driver's memory, so
+// a driver includes program_memory.h before its program, which turns the program's cudaMalloc and
+// cudaFree into these two, and main() below points lab_program_memory at the driver's memory, so
 // that both placements, at the end and at the start of the mapping, apply to them too.
 GuardedMemory* lab_program_memory = nullptr;
 cudaError_t lab_program_malloc(void** p, size_t bytes) {

@@ -2,15 +2,9 @@
 // render_end_to_end(spheres, bitmap, divergent), which copies the spheres to constant memory
 // (ch05.2) and launches the kernel (ch05.1 inside it).
 //
-// The program's own cudaMalloc and cudaFree become the driver's guarded memory (driver.h).
-#include <cuda_runtime.h>
-cudaError_t lab_program_malloc(void** p, size_t bytes);
-cudaError_t lab_program_free(void* p);
-#define cudaMalloc(p, bytes) lab_program_malloc((void**)(p), (bytes))
-#define cudaFree(p)          lab_program_free((void*)(p))
+// The program's own cudaMalloc and cudaFree become the driver's guarded memory.
+#include "lab_program_memory.h"
 #include "ray.cu"
-#undef cudaMalloc
-#undef cudaFree
 #include "lab_driver.h"
 
 // A random scene of `count` spheres in a dim x dim image; the image, both ways of visiting

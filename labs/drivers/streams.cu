@@ -1,15 +1,9 @@
 // The grading driver of labs ch06.1 and ch06.2 (labs/drivers/driver.h): run_mode(p, mode) on a
 // Pipeline of n words in `chunks` chunks over `streams` streams, every mode.
 //
-// The program's own cudaMalloc and cudaFree become the driver's guarded memory (driver.h).
-#include <cuda_runtime.h>
-cudaError_t lab_program_malloc(void** p, size_t bytes);
-cudaError_t lab_program_free(void* p);
-#define cudaMalloc(p, bytes) lab_program_malloc((void**)(p), (bytes))
-#define cudaFree(p)          lab_program_free((void*)(p))
+// The program's own cudaMalloc and cudaFree become the driver's guarded memory.
+#include "lab_program_memory.h"
 #include "streams.cu"
-#undef cudaMalloc
-#undef cudaFree
 #include "lab_driver.h"
 
 // Each mode's output words, and how many guard words of the device buffers were written. The

@@ -107,7 +107,8 @@ class Builder:
                                                  n.endswith((".md", ".txt", ".py")) or
                                                  (n.endswith(".cu") and n not in needed)])
         (tree / lab["folder"] / task["file"]).write_text(text)
-        shutil.copy2(REPO / "labs" / "drivers" / "driver.h", tree / lab["folder"] / "lab_driver.h")
+        for name in ("driver.h", "program_memory.h"):
+            shutil.copy2(REPO / "labs" / "drivers" / name, tree / lab["folder"] / f"lab_{name}")
         shutil.copy2(driver_source(task), tree / lab["folder"] / "grade_driver.cu")
         for p in [tree] + list(tree.rglob("*")):
             p.chmod(0o755 if p.is_dir() else 0o644)
