@@ -1,9 +1,11 @@
 """The parse of one region (host or device) by clang's front end (libclang), in a process of its own.
 
-    python3 clang_child.py < REQUEST_JSON  ->  the region's tree as JSON on stdout
+    python3 clang_child.py BYTES SECONDS < REQUEST_JSON  ->  the region's tree as JSON on stdout
 
-labs/grader/region_ast.py starts it with a time and memory limit: libclang only parses (no code
-is generated or run), but a crafted region must not hang or exhaust the grader. It judges
+labs/grader/region_ast.py starts it with a time and memory limit, which it sets on itself before
+it reads a line of the request (so that its parent need not run code between fork and exec, and
+may start several from threads): libclang only parses (no code is generated or run), but a
+crafted region must not hang or exhaust the grader. It judges
 nothing: it writes down what clang built for the region's lines (every node, its kind, its type,
 what it names, its operator, where it was spelled) and region_ast.py holds the whitelist.
 
@@ -16,7 +18,14 @@ line, span], ...], "loose": [token, ...] (tokens of the region that no node cove
 """
 import ctypes
 import json
+import resource
 import sys
+
+if __name__ == "__main__":  # the limits first, before libclang is loaded or a region read
+    _bytes, _seconds = int(sys.argv[1]), int(sys.argv[2])
+    resource.setrlimit(resource.RLIMIT_AS, (_bytes, _bytes))
+    resource.setrlimit(resource.RLIMIT_CPU, (_seconds, _seconds))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 try:
     from clang import cindex as ci

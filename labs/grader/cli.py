@@ -63,9 +63,10 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
     builder = None
     try:
         builder = Builder(work, args.arch, args.nvcc, fence, shared_cache=fence.namespaces or fence.drops_uid)
-        prepared = [score.prepare(lab, f, REPO, lint_regions=f not in unlinted) for f in folders]
-        reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
         started = time.time()
+        prepared = score.prepare_many(lab, folders, REPO, unlinted, workers=max(1, args.jobs))
+        linted = time.time()
+        reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
         builds = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
         try:
             refs = {t["id"]: builds.submit(builder.reference, lab, t, reference_text[t["id"]]) for t in lab["tasks"]}
@@ -126,12 +127,15 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                 all_results = list(pool.map(grade_one, range(len(folders))))
         finally:
             builds.shutdown(wait=True, cancel_futures=True)
-        meta["build_s"] = round(max(builds_done[0], started) - started, 1) if same else 0.0
+        meta["build_s"] = round(max(builds_done[0], linted) - linted, 1) if same else 0.0
         meta["builds"] = len(same)
         meta["left_over_processes_killed"] = grader.left_over
         meta["gradings_shared"] = grader.shared  # tasks whose program was graded for another submission
         meta["runs_retried_alone"] = grader.retried  # runs that could not get the GPU, run again
         meta["speed_gates_s"], meta["speed_gate_wait_s"] = round(grader.perf_s, 1), round(grader.perf_wait_s, 1)
+        meta["lint_s"] = round(linted - started, 1)
+        meta["runs"] = {k: [n, round(s, 1)] for k, (n, s) in sorted(grader.runs.items())}
+        meta["runs_lock_wait_s"] = round(grader.lock_wait_s, 1)
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

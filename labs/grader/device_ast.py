@@ -288,11 +288,16 @@ class DeviceCheck(region_ast.Check):
             not r["type"].get("volatile")
 
 
+def own_body(program, region):
+    """The course's own lines of the region (the baseline of a device region's check)."""
+    return region_body(Path(program).read_text(), region, str(program))[0]
+
+
 def check_region(program, body, first_line, spec, where, region, nvcc=None):
     """[message] for a device region, in lint.py's form (FILE:LINE: region R: rule: what).
     program: the course's copy of the region's program (its context, and, with its own region,
     the errors that are the context's); first_line: the student's line of the region's first line."""
-    own = region_body(Path(program).read_text(), region, str(program))[0]
+    own = own_body(program, region)
     answer, baseline = region_ast.parse_many(program, [body, own], region, nvcc, device=True)
     problems = DeviceCheck(spec).region(answer, baseline)
     return region_ast.messages(program, region, problems, first_line, where)

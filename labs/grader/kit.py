@@ -422,6 +422,9 @@ def cmd_selftest(args, grade_folders):
               f"{m.get('builds')} distinct programs built, {m.get('gradings_shared')} tasks graded once for "
               f"several submissions with the same program; speed gates {m.get('speed_gates_s')} s, of which "
               f"{m.get('speed_gate_wait_s')} s waiting for the lock)")
+        print(f"{lab['chapter']}: the lint took {m.get('lint_s')} s; fenced runs (count, seconds of their own, "
+              f"side by side): " + ", ".join(f"{k} {n} in {s} s" for k, (n, s) in m.get("runs", {}).items())
+              + f"; {m.get('runs_lock_wait_s')} s waiting for the GPU lock")
         rows = []
         for (name, folder, expect), (_, results, meta) in zip(subs, graded):
             text, total, maximum = report.table(lab, results, name)

@@ -420,6 +420,21 @@ def check_region(body, first_line, spec, where, region, program, nvcc=None):
     return device_ast.check_region(program, body, first_line, spec, where, region, nvcc)
 
 
+def parse_requests(regions):
+    """What region_ast.warm parses ahead of check_region for regions (program, body, first_line,
+    spec, region): those whose tokens pass, and a device region's own lines in the course's
+    program (its check reads them too)."""
+    requests = []
+    for program, body, first_line, spec, region in regions:
+        if lint_region(body, first_line, spec, "", region):
+            continue
+        device = spec.get("kind", "device") != "host"
+        requests.append((program, region, body, device))
+        if device:
+            requests.append((program, region, device_ast.own_body(program, region), True))
+    return requests
+
+
 OPERAND_END = {")", "]"}
 
 

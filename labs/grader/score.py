@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import build, intake, lint, verify
+from . import build, intake, lint, region_ast, verify
 from .fence import REF_GID, safe_read
 from .labs import LabError, file_task, kit_info, region_body, splice
 
@@ -113,6 +113,26 @@ def prepare(lab, folder, repo, lint_regions=True):
     return out
 
 
+def prepare_many(lab, folders, repo, unlinted=(), workers=1):
+    """prepare() of every folder, the regions' parses by clang done first, side by side in at
+    most `workers` children, each distinct region once (region_ast.warm)."""
+    todo = []
+    for folder in folders:
+        if folder in unlinted:
+            continue
+        taken = intake.take(folder, lab)
+        for task in lab["tasks"]:
+            text = taken[task["file"]][0]
+            for name, spec in (task["regions"].items() if text is not None else ()):
+                try:
+                    body, first = region_body(text, name, task["file"])
+                except LabError:
+                    continue  # prepare() says why
+                todo.append((repo / lab["folder"] / task["file"], body, first, spec, name))
+    region_ast.warm(lint.parse_requests(todo), workers)
+    return [prepare(lab, f, repo, lint_regions=f not in unlinted) for f in folders]
+
+
 # The driver's exit code for "could not get the GPU" (driver.h: EXIT_CODE_NO_GPU_NOW), and what a
 # run that hit the same wall inside the program's own allocations prints.
 NO_GPU_NOW = 75
@@ -178,6 +198,9 @@ class Grader:
         self.graded, self.shared = {}, 0
         self.gpu = None  # the GpuLock (set by grade_folders; None: no lock, e.g. a unit test)
         self.retried = 0  # runs that could not get the GPU and ran again alone
+        # {kind of run ("check", "time", "plan", a sanitizer's name): [runs, seconds]}, the
+        # fenced runs' own time (lock waits apart: lock_wait_s), for lab.py selftest's report
+        self.runs, self.lock_wait_s = {}, 0.0
 
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
@@ -192,14 +215,27 @@ class Grader:
         driver's --param words (a timed run's drawn shape). show: more files the run may read.
         A run that could not get the GPU runs again, alone on it."""
         lock = self.gpu.hold if self.gpu else (lambda alone=False: contextlib.nullcontext())
+        asked = time.time()
         with lock():
-            got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+            got = self._timed_run(asked, binary, mode, seed, timeout, tool, reference, params, show)
         if self.gpu and not self.gpu.alone() and self.no_gpu(got):
             with self.clock:
                 self.retried += 1
+            asked = time.time()
             with lock(alone=True):
-                got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+                got = self._timed_run(asked, binary, mode, seed, timeout, tool, reference, params, show)
         return got
+
+    def _timed_run(self, asked, binary, mode, seed, timeout, tool, reference, params, show):
+        started = time.time()
+        try:
+            return self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+        finally:
+            with self.clock:
+                self.lock_wait_s += started - asked
+                tally = self.runs.setdefault(tool or mode, [0, 0.0])
+                tally[0] += 1
+                tally[1] += time.time() - started
 
     @staticmethod
     def no_gpu(got):
