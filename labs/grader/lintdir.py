@@ -7,12 +7,14 @@ from . import intake, lint
 from .labs import EXIT_LOST, EXIT_OK, LabError, region_body
 
 
-def lint_folder(folder, labs, only_present=False, course=None):
+def lint_folder(folder, labs, only_present=False, course=None, ahead=None):
     """(problems, regions read, [the regions that still hold their skeleton's TODO]). With the
     course's repository (COURSE), the grader's whole check: every region is also read on clang's
-    tree in the course's copy of its program (region_ast.MissingClang without libclang). Without
-    it (a student kit), the token rules alone: the grader still applies the tree's whitelist."""
-    problems, seen, todo = [], 0, []
+    tree in the course's copy of its program (region_ast.MissingClang without libclang); ahead,
+    if given, is handed every region first (program, body, first line, spec, name), to parse
+    them side by side. Without it (a student kit), the token rules alone: the grader still
+    applies the tree's whitelist."""
+    problems, regions, todo = [], [], []
     for lab in labs:
         taken = intake.take(folder, lab)
         if only_present and all(t[0] is None for t in taken.values()):
@@ -28,15 +30,18 @@ def lint_folder(folder, labs, only_present=False, course=None):
                 except LabError as e:
                     problems.append(str(e))
                     continue
-                seen += 1
                 if any(f"TODO(lab {task['id']})" in line for line in body):
                     todo.append(name)
-                if course is not None:
-                    problems += lint.check_region(body, first, spec, shown, name,
-                                                  course / lab["folder"] / task["file"])
-                else:
-                    problems += lint.lint_region(body, first, spec, shown, name)
-    return list(dict.fromkeys(problems)), seen, todo
+                program = course / lab["folder"] / task["file"] if course is not None else None
+                regions.append((program, body, first, spec, name, shown))
+    if course is not None and ahead is not None:
+        ahead([r[:5] for r in regions])
+    for program, body, first, spec, name, shown in regions:
+        if course is not None:
+            problems += lint.check_region(body, first, spec, shown, name, program)
+        else:
+            problems += lint.lint_region(body, first, spec, shown, name)
+    return list(dict.fromkeys(problems)), len(regions), todo
 
 
 def report(problems, seen, todo, command="lab.py lint"):

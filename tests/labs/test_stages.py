@@ -370,6 +370,34 @@ class Verify(unittest.TestCase):
         driver_file(d / "cut", ref, end=False)
         self.assertFalse(verify.compare_files(d / "ref", d / "cut", {})[0])
 
+    def test_a_slow_launch_timed_fewer_times_is_compared_launch_by_launch(self):
+        # driver.h's timed_launches stops slow code after 3 launches (TIMED_BUDGET_MS); the
+        # grader, whose own program timed it, asks for the reference's records of those launches
+        # only: each still checked, and a wrong one still fails.
+        import array
+        d = Path(tempfile.mkdtemp())
+
+        def launches(count, wrong=None):
+            recs = {"start:kernel.warm-up": ("i64", array.array("q", [7]))}
+            for r in range(count):
+                recs[f"start:kernel.{r}"] = ("i64", array.array("q", [7 if r != wrong else 8]))
+                recs[f"start:kernel.{r}.inputs-written"] = ("i64", array.array("q", [0]))
+            return recs
+        driver_file(d / "ref", launches(20))
+        driver_file(d / "slow", launches(3))
+        self.assertEqual(verify.launch_of("start:kernel.12.inputs-written", "kernel"), 12)
+        self.assertEqual(verify.launch_of("kernel.3", "kernel"), 3)
+        self.assertIsNone(verify.launch_of("start:kernel.warm-up", "kernel"))
+        self.assertIsNone(verify.launch_of("start:kernels.3", "kernel"))
+        ok, why = verify.compare_files(d / "ref", d / "slow", {})
+        self.assertFalse(ok)  # without the cut, the missing launches fail
+        self.assertIn("start:kernel.3", why)
+        self.assertTrue(verify.compare_files(d / "ref", d / "slow", {}, launches=("kernel", 3))[0])
+        driver_file(d / "wrong", launches(3, wrong=1))
+        self.assertFalse(verify.compare_files(d / "ref", d / "wrong", {}, launches=("kernel", 3))[0])
+        driver_file(d / "short", launches(2))  # fewer than it said it timed
+        self.assertFalse(verify.compare_files(d / "ref", d / "short", {}, launches=("kernel", 3))[0])
+
     def test_a_plan_is_read_like_any_output_and_every_value_checked(self):
         # A schedule's plan (ch06.1's plan run): 4 integers an operation, at most 3 a chunk; the
         # student's program wrote the file, so nothing in it is taken on trust.
