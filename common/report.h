@@ -284,16 +284,25 @@ public:
                       units, std::isfinite(gbps) ? gbps * t.median_ms * 1e6 : NAN);
     }
 
-    // A time below the least the work could take (a stream schedule's ideal overlap,
-    // from its stages' own times) is as impossible as a rate above a peak: says so,
-    // and the verdict fails. The same margin as a ceiling's (CEILING_MARGIN).
+    // A time below the least the work could take (a stream schedule's floor, from its
+    // stages' own times) is as impossible as a rate above a peak: says so, and the verdict
+    // fails. The same margin as a ceiling's (CEILING_MARGIN). Unlike a peak, the floor is a
+    // measurement too: on a GPU shared with other tests (CUDA_EXAMPLES_LESSONS=report) a stage
+    // timed while a neighbour ran is slower than it can be, and the floor with it (an H200's
+    // planted-bugs pass: breadth-first 24.6 ms, its stages' ideal 32.9 ms). There it is
+    // reported and does not fail, as a lesson; a run of its own enforces it.
     void time_floor(const char* label, double ms, double floor_ms) {
         if (!std::isfinite(floor_ms) || !(ms < floor_ms * (1 - CEILING_MARGIN))) return;
         char text[300];
         std::snprintf(text, sizeof text,
-                      "%s: %.4g ms is below its ideal %.4g ms by %.0f%% (more than %.0f%%): the "
+                      "%s: %.4g ms is below its floor %.4g ms by %.0f%% (more than %.0f%%): the "
                       "timing leaves work out",
                       label, ms, floor_ms, 100 * (1 - ms / floor_ms), 100 * CEILING_MARGIN);
+        if (!lessons_enforced()) {
+            std::printf(
+                "floor not enforced (CUDA_EXAMPLES_LESSONS=report, the GPU is shared): %s\n", text);
+            return;
+        }
         std::printf("impossible measurement: %s\n", text);
         if (impossible_.empty()) impossible_ = std::string("impossible measurement: ") + text;
     }

@@ -550,13 +550,25 @@ TEST(Report, EveryRecordHasACeiling) {
     auto outside = copied(4213);  // its copies left outside the events: a kernel's rate
     EXPECT_EQ(outside.first, EXIT_CODE_FAILED);
     EXPECT_NE(outside.second.find("above the pcie peak"), std::string::npos) << outside.second;
-    // A stream schedule: no faster than its ideal, 5% allowed.
-    EXPECT_EQ(run([](Report& r) { r.time_floor("depth-first", 6.19, 6.0); }).first, EXIT_CODE_OK);
+    // A stream schedule: no faster than its floor, 5% allowed, in a run of its own (ctest's
+    // side-by-side pass sets CUDA_EXAMPLES_LESSONS=report).
+    unsetenv("CUDA_EXAMPLES_LESSONS");
+    EXPECT_EQ(run([](Report& r) { r.time_floor("depth-first", 5.71, 6.0); }).first, EXIT_CODE_OK);
     auto fast = run([](Report& r) { r.time_floor("depth-first", 3.0, 6.0); });
     EXPECT_EQ(fast.first, EXIT_CODE_FAILED);
-    EXPECT_NE(fast.second.find("impossible measurement: depth-first: 3 ms is below its ideal 6 ms"),
+    EXPECT_NE(fast.second.find("impossible measurement: depth-first: 3 ms is below its floor 6 ms"),
               std::string::npos)
         << fast.second;
+    // On a shared GPU the floor, itself measured, is reported and does not fail.
+    setenv("CUDA_EXAMPLES_LESSONS", "report", 1);
+    auto shared = run([](Report& r) { r.time_floor("depth-first", 3.0, 6.0); });
+    unsetenv("CUDA_EXAMPLES_LESSONS");
+    EXPECT_EQ(shared.first, EXIT_CODE_OK);
+    EXPECT_NE(shared.second.find("floor not enforced (CUDA_EXAMPLES_LESSONS=report, the GPU is "
+                                 "shared): depth-first: 3 ms is below its floor 6 ms"),
+              std::string::npos)
+        << shared.second;
+    EXPECT_EQ(shared.second.find("impossible measurement"), std::string::npos) << shared.second;
 }
 
 TEST(Report, TheLessonLineAndItsExitCode) {
