@@ -84,53 +84,58 @@ def compiler_message(log, limit=12):
 
 
 def prepare(lab, folder, repo, lint_regions=True):
-    """Intake and lint: {task id: (spliced text, None) or (None, why)}. lint_regions=False
-    only in lab.py selftest (a cheat that stands for an attacker who got past the lint)."""
-    taken = intake.take(folder, lab)
-    out = {}
-    for task in lab["tasks"]:
-        text, why, shown = taken[task["file"]]
-        if text is None:
-            out[task["id"]] = (None, why)
-            continue
-        shown_name = f"{lab['folder']}/{task['file']}"
-        try:
-            problems = []
-            for name, spec in task["regions"].items():
-                body, first = region_body(text, name, shown_name)
-                if lint_regions:
-                    problems += lint.check_region(body, first, spec, shown_name, name,
-                                                  repo / lab["folder"] / task["file"])
-            if problems:
-                out[task["id"]] = (None, "the region lint refused your code (nothing was built):\n" +
-                                   "\n".join(problems[:8]))
-                continue
-            reference = (repo / lab["folder"] / task["file"]).read_text()
-            whole = file_task(lab, task) if kit_info(repo) else task
-            out[task["id"]] = (splice(reference, text, whole, f"{shown_name} (reference)", shown_name), None)
-        except LabError as e:
-            out[task["id"]] = (None, str(e))
-    return out
+    """Intake and lint of one folder: {task id: (spliced text, None) or (None, why)}.
+    lint_regions=False only in lab.py selftest (a cheat that stands for an attacker who got
+    past the lint)."""
+    return prepare_many(lab, [folder], repo, unlinted=() if lint_regions else (folder,))[0]
 
 
 def prepare_many(lab, folders, repo, unlinted=(), workers=1):
-    """prepare() of every folder, the regions' parses by clang done first, side by side in at
-    most `workers` children, each distinct region once (region_ast.warm)."""
-    todo = []
+    """prepare() of every folder: each task's file taken in and its regions read, then every
+    region's parse by clang, side by side in at most `workers` children, each distinct region
+    once (region_ast.warm), then each task judged. unlinted: folders whose regions are not
+    linted (lab.py selftest only)."""
+    read, todo = [], []  # per folder {task id: (text, [(region, spec, body, first)], why)}
     for folder in folders:
-        if folder in unlinted:
-            continue
-        taken = intake.take(folder, lab)
+        taken, tasks = intake.take(folder, lab), {}
         for task in lab["tasks"]:
-            text = taken[task["file"]][0]
-            for name, spec in (task["regions"].items() if text is not None else ()):
-                try:
-                    body, first = region_body(text, name, task["file"])
-                except LabError:
-                    continue  # prepare() says why
-                todo.append((repo / lab["folder"] / task["file"], body, first, spec, name))
+            text, why, _ = taken[task["file"]]
+            shown = f"{lab['folder']}/{task['file']}"
+            try:
+                regions = [] if text is None else [(name, spec, *region_body(text, name, shown))
+                                                   for name, spec in task["regions"].items()]
+            except LabError as e:
+                text, why = None, str(e)
+            tasks[task["id"]] = (text, regions if text is not None else None, why)
+            if text is not None and folder not in unlinted:
+                program = repo / lab["folder"] / task["file"]
+                todo += [(program, body, first, spec, name) for name, spec, body, first in regions]
+        read.append(tasks)
     region_ast.warm(lint.parse_requests(todo), workers)
-    return [prepare(lab, f, repo, lint_regions=f not in unlinted) for f in folders]
+    out = []
+    for folder, tasks in zip(folders, read):
+        got = {}
+        for task in lab["tasks"]:
+            text, regions, why = tasks[task["id"]]
+            if text is None:
+                got[task["id"]] = (None, why)
+                continue
+            shown = f"{lab['folder']}/{task['file']}"
+            program = repo / lab["folder"] / task["file"]
+            try:
+                problems = []
+                for name, spec, body, first in (regions if folder not in unlinted else ()):
+                    problems += lint.check_region(body, first, spec, shown, name, program)
+                if problems:
+                    got[task["id"]] = (None, "the region lint refused your code (nothing was built):\n" +
+                                       "\n".join(problems[:8]))
+                    continue
+                whole = file_task(lab, task) if kit_info(repo) else task
+                got[task["id"]] = (splice(program.read_text(), text, whole, f"{shown} (reference)", shown), None)
+            except LabError as e:
+                got[task["id"]] = (None, str(e))
+        out.append(got)
+    return out
 
 
 # The driver's exit code for "could not get the GPU" (driver.h: EXIT_CODE_NO_GPU_NOW), and what a
