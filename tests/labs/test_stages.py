@@ -397,6 +397,10 @@ class Verify(unittest.TestCase):
         self.assertFalse(verify.compare_files(d / "ref", d / "wrong", {}, launches=("kernel", 3))[0])
         driver_file(d / "short", launches(2))  # fewer than it said it timed
         self.assertFalse(verify.compare_files(d / "ref", d / "short", {}, launches=("kernel", 3))[0])
+        # fewer than driver.h's least, even where the timed run says so
+        ok, why = verify.compare_files(d / "ref", d / "short", {}, launches=("kernel", 2))
+        self.assertFalse(ok)
+        self.assertIn("only 2 timed launches", why)
 
     def test_a_plan_is_read_like_any_output_and_every_value_checked(self):
         # A schedule's plan (ch06.1's plan run): 4 integers an operation, at most 3 a chunk; the
