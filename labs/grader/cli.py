@@ -62,13 +62,21 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
     work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="lab-grade-"))
     scratch.chmod(0o711)
-    builder = None
+    builder = grader = None
     try:
         builder = Builder(work, args.arch, args.nvcc, fence, shared_cache=fence.namespaces or fence.drops_uid)
         started = time.time()
         prepared = score.prepare_many(lab, folders, REPO, unlinted, workers=max(1, args.jobs))
         linted = time.time()
         reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
+        grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
+        grader.gpu = score.GpuLock(work / "gpu.lock")  # every grader of this machine shares it
+        grader.label = lab["chapter"]
+        if os.environ.get("CUDA_EXAMPLES_LAB_TRACE"):  # docs/grader.md: where the time goes
+            trace_dir = Path(os.environ["CUDA_EXAMPLES_LAB_TRACE"])
+            trace_dir.mkdir(parents=True, exist_ok=True)
+            grader.trace = open(trace_dir / f"{lab['chapter']}-{os.getpid()}.jsonl", "a")
+            grader.note(run="lint", asked=started, got=started, ended=linted)
         builds = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
         try:
             refs = {t["id"]: builds.submit(builder.reference, lab, t, reference_text[t["id"]]) for t in lab["tasks"]}
@@ -77,10 +85,13 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
             def build(item):
                 task, text = item
                 slot = fence.take_slot()
+                began = time.time()
                 try:
                     return builder.student(lab, task, text, scratch, slot, args.build_timeout)
                 finally:
                     fence.give_slot(slot)
+                    if grader is not None:
+                        grader.note(run="build", program=task["id"], asked=began, got=began, ended=time.time())
             # One build of each distinct program: the build reads nothing of the submission but
             # the spliced text (Builder.tree), so two submissions with the same text for a task
             # (a class's untouched skeletons; in lab.py selftest, the solution's text in every
@@ -101,8 +112,6 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
             for f in same.values():
                 f.add_done_callback(done)
             first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
-            grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
-            grader.gpu = score.GpuLock(work / "gpu.lock")  # every grader of this machine shares it
 
             def grade_one(i):
                 # A submission is graded as soon as its own programs are built, while the builds
@@ -143,6 +152,8 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         shutil.rmtree(scratch, ignore_errors=True)
         if builder is not None:
             builder.close()
+        if grader is not None and grader.trace is not None:
+            grader.trace.close()
 
 
 def lab_from_args(args):

@@ -22,6 +22,7 @@ runs again, alone on the GPU, and is never scored as the student's fault."""
 import concurrent.futures
 import contextlib
 import fcntl
+import json
 import os
 import random
 import re
@@ -206,6 +207,10 @@ class Grader:
         # {kind of run ("check", "time", "plan", a sanitizer's name): [runs, seconds]}, the
         # fenced runs' own time (lock waits apart: lock_wait_s), for lab.py selftest's report
         self.runs, self.lock_wait_s = {}, 0.0
+        # Where the time goes, run by run: a file of JSON lines (cli.py: CUDA_EXAMPLES_LAB_TRACE),
+        # one per fenced run and one per speed gate, with the moments it asked for the GPU, got
+        # it and gave it back; None: no trace. The task a thread grades names its runs there.
+        self.trace, self.label, self.doing = None, "", threading.local()
 
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
@@ -232,15 +237,29 @@ class Grader:
         return got
 
     def _timed_run(self, asked, binary, mode, seed, timeout, tool, reference, params, show):
-        started = time.time()
+        started, rc = time.time(), "raised"
         try:
-            return self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+            got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+            rc = got[0]
+            return got
         finally:
+            ended = time.time()
             with self.clock:
                 self.lock_wait_s += started - asked
                 tally = self.runs.setdefault(tool or mode, [0, 0.0])
                 tally[0] += 1
-                tally[1] += time.time() - started
+                tally[1] += ended - started
+            self.note(run=tool or mode, reference=reference, program=Path(binary).name, rc=rc,
+                      alone=bool(self.gpu and self.gpu.alone()), asked=asked, got=started, ended=ended)
+
+    def note(self, **what):
+        """One line of the trace (self.trace), if there is one."""
+        if self.trace is None:
+            return
+        line = json.dumps(dict(lab=self.label, task=getattr(self.doing, "task", None), **what))
+        with self.clock:
+            self.trace.write(line + "\n")
+            self.trace.flush()
 
     @staticmethod
     def no_gpu(got):
@@ -459,59 +478,67 @@ class Grader:
         programs, why = self.timed_programs(task, ref, mine, shape[0], params)
         if programs is None:
             return False, f"{perf['what']}{at}: {why}"
+        asked = time.time()
+        with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
+            got = time.time()
+            with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
+                self.perf_wait_s += got - asked
+            try:
+                return self.gate(task, perf, programs, params, at)
+            finally:
+                self.note(run="gate", asked=asked, got=got, ended=time.time())
+
+    def gate(self, task, perf, programs, params, at):
+        """(fast, what): the rounds of a speed gate (perf), the GPU held alone."""
         best = {"reference": None, "student": None}
         ratios, fewer = [], ""
 
         def verdict():
             by_best = best["reference"] / best["student"]
             return max(by_best, statistics.median(ratios)), by_best
-        asked = time.time()
-        with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
-            with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
-                self.perf_wait_s += time.time() - asked
-            rounds = 0
-            while rounds < PERF_ROUNDS_AT_MOST and (rounds < PERF_ROUNDS or (
-                    PERF_HOPELESS * perf["min_ratio"] <= verdict()[0] < perf["min_ratio"])):
-                rounds += 1
-                seed = self.seed()
-                outs, ms_of, timed_of = {}, {}, {}
-                order = ("reference", "student")
-                for who in (order if rounds % 2 else order[::-1]):
-                    binary, extra, show, as_reference = programs[who]
-                    rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params + extra,
-                                                    reference=as_reference, show=show)
-                    if rc != 0:
-                        if who == "reference":
-                            raise LabError(f"the reference failed its timed run (exit {rc}): {text[-400:]}")
-                        if rc == "timeout":
-                            return False, (f"{perf['what']}{at}: your code did not finish its timed "
-                                           f"launches within {self.timeout} s: far too slow")
-                        refused = [l for l in text.split("\n") if l.startswith("schedule refused")]
-                        if perf.get("plan") and refused:  # the course's run_op checked the plan
-                            return False, (f"{perf['what']}{at}: the course's driver, carrying out "
-                                           f"your schedule's plan, refused it: {refused[0][:400]}")
-                        return False, f"your code failed the timed run{at} (exit {rc})"
-                    recs, times = verify.read_records(out)
-                    if perf["variant"] not in times:
-                        return False, f"no timing of '{perf['variant']}' came back"
-                    ms = times[perf["variant"]]
-                    ms_of[who], timed_of[who] = ms, times
-                    best[who] = ms if best[who] is None else min(best[who], ms)
-                    outs[who] = out
-                # The grader's programs time the student's code (its launcher, or the reference's
-                # driver carrying out a plan): where they timed fewer launches of slow code, the
-                # reference's later launches are not asked for (driver.h: TIMED_BUDGET_MS).
-                cut, ran = None, timed_of["student"].get(f"{perf['variant']}.launches")
-                if (perf.get("launcher") or perf.get("plan")) and ran is not None:
-                    cut = (perf["variant"], int(ran))
-                ok, why = verify.compare_files(outs["reference"], outs["student"], task.get("tolerance", {}),
-                                               launches=cut)
-                if not ok:
-                    return False, f"the output of the timed runs is wrong{at} (seed {seed}): {why}"
-                ratios.append(ms_of["reference"] / ms_of["student"])
-                full = timed_of["reference"].get(f"{perf['variant']}.launches")
-                if cut and full and cut[1] < full:
-                    fewer = f"; so slow that {cut[1]} of its {full:.0f} launches were timed"
+        rounds = 0
+        while rounds < PERF_ROUNDS_AT_MOST and (rounds < PERF_ROUNDS or (
+                PERF_HOPELESS * perf["min_ratio"] <= verdict()[0] < perf["min_ratio"])):
+            rounds += 1
+            seed = self.seed()
+            outs, ms_of, timed_of = {}, {}, {}
+            order = ("reference", "student")
+            for who in (order if rounds % 2 else order[::-1]):
+                binary, extra, show, as_reference = programs[who]
+                rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params + extra,
+                                                reference=as_reference, show=show)
+                if rc != 0:
+                    if who == "reference":
+                        raise LabError(f"the reference failed its timed run (exit {rc}): {text[-400:]}")
+                    if rc == "timeout":
+                        return False, (f"{perf['what']}{at}: your code did not finish its timed "
+                                       f"launches within {self.timeout} s: far too slow")
+                    refused = [l for l in text.split("\n") if l.startswith("schedule refused")]
+                    if perf.get("plan") and refused:  # the course's run_op checked the plan
+                        return False, (f"{perf['what']}{at}: the course's driver, carrying out "
+                                       f"your schedule's plan, refused it: {refused[0][:400]}")
+                    return False, f"your code failed the timed run{at} (exit {rc})"
+                recs, times = verify.read_records(out)
+                if perf["variant"] not in times:
+                    return False, f"no timing of '{perf['variant']}' came back"
+                ms = times[perf["variant"]]
+                ms_of[who], timed_of[who] = ms, times
+                best[who] = ms if best[who] is None else min(best[who], ms)
+                outs[who] = out
+            # The grader's programs time the student's code (its launcher, or the reference's
+            # driver carrying out a plan): where they timed fewer launches of slow code, the
+            # reference's later launches are not asked for (driver.h: TIMED_BUDGET_MS).
+            cut, ran = None, timed_of["student"].get(f"{perf['variant']}.launches")
+            if (perf.get("launcher") or perf.get("plan")) and ran is not None:
+                cut = (perf["variant"], int(ran))
+            ok, why = verify.compare_files(outs["reference"], outs["student"], task.get("tolerance", {}),
+                                           launches=cut)
+            if not ok:
+                return False, f"the output of the timed runs is wrong{at} (seed {seed}): {why}"
+            ratios.append(ms_of["reference"] / ms_of["student"])
+            full = timed_of["reference"].get(f"{perf['variant']}.launches")
+            if cut and full and cut[1] < full:
+                fewer = f"; so slow that {cut[1]} of its {full:.0f} launches were timed"
         ratio, by_best = verdict()
         timer = ("the launches of the reference's driver, which carried out each schedule's plan"
                  if perf.get("plan") else "the driver's launches")
@@ -549,6 +576,7 @@ class Grader:
 
     def task_once(self, task, plan):
         pts = task["points"]
+        self.doing.task = task["id"]
         try:
             if plan.get("error"):
                 return lose_all(task, plan["error"])
