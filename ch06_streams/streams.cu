@@ -281,9 +281,11 @@ int main(int argc, char** argv) {
     // The same chunks in each mode, each checked against the CPU and timed.
     std::vector<ModeRun> runs;
     for (int m = 0; m < MODES; m++) runs.push_back(run_checked_and_timed(p, (Mode)m, repeats));
-    long long wrong = report_modes(report, runs, bytes, ideal, in_order, dev.copy_engines);
+    double copies_floor = copies_floor_ms(h2d.median_ms, d2h.median_ms, dev.copy_engines);
+    long long wrong =
+        report_modes(report, runs, bytes, ideal, in_order, copies_floor, dev.copy_engines);
     check_overlap_lesson(report, runs, bytes, ideal, in_order, dev.copy_engines);
-    report_timeline(report, runs, n, ideal);
+    report_timeline(report, runs, n, ideal, copies_floor);
     return report.verdict(wrong == 0, "%lld wrong or guard words written, %d modes", wrong, MODES);
 }
 #endif
