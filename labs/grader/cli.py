@@ -131,11 +131,23 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                                  else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
                                 for c in score.checks_of(task)]
                     else:
-                        rows = grader.task(task, plan)
+                        rows = grader.task(task, plan, gates=False)
                     results.append((task, rows))
                 return results
+            # Two parts: every test and sanitizer run first, the GPU shared; then every speed
+            # gate, back to back, the GPU held alone once for all of them (Grader.gates).
             with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
                 all_results = list(pool.map(grade_one, range(len(folders))))
+            due = {}  # {(task id, program): (key, task, reference copy, program)}, one a program
+            for results in all_results:
+                for task, rows in results:
+                    key = grader.due(task, rows)
+                    if key is not None:
+                        waiting = next(r[3] for r in rows if r[0] == "perf")
+                        due.setdefault(key, (key, task, waiting["ref"], waiting["mine"]))
+            done = grader.gates(list(due.values()), workers=max(1, min(8, args.jobs))) if due else {}
+            all_results = [[(task, grader.finish(task, rows, done)) for task, rows in results]
+                           for results in all_results]
         finally:
             builds.shutdown(wait=True, cancel_futures=True)
         meta["build_s"] = round(max(builds_done[0], linted) - linted, 1) if same else 0.0

@@ -37,7 +37,12 @@ from . import build, intake, lint, region_ast, verify
 from .fence import REF_GID, safe_read
 from .labs import LabError, file_task, kit_info, region_body, splice
 
-PERF_ROUNDS, PERF_ROUNDS_AT_MOST = 3, 7  # rounds of a speed gate: always, and while under it
+PERF_ROUNDS, PERF_ROUNDS_AT_MOST = 3, 7  # rounds of a speed gate: as a rule, and while under it
+# Two rounds are enough where both are far from the gate: each ratio at least halfway from the
+# gate to the reference's speed (a pass), or under PERF_HOPELESS of the gate (a fail). The
+# order is flipped between them, and another job on the GPU only slows the side it shares the
+# GPU with: a slow submission passes early only if the reference was slowed in both rounds.
+PERF_DECIDED_AFTER = 2
 # More rounds only while the ratio is within this factor of the gate: another job on the GPU
 # slowed an honest ch06 schedule to 12% of the reference's speed against a gate of 70% (0.17 of
 # the gate); a submission at 1% of the gate is slow, and its seven rounds cost minutes.
@@ -469,24 +474,97 @@ class Grader:
         the student's schedule (timed_programs). The verdict takes the better of two estimates of
         the speed ratio, best time against best time and the median of the rounds' ratios: another
         job on the machine only makes a run slower, so both are honest for an honest submission,
-        and neither makes a slow one fast. At least PERF_ROUNDS rounds, more (up to
-        PERF_ROUNDS_AT_MOST) while under the gate but within PERF_HOPELESS of it."""
+        and neither makes a slow one fast. PERF_DECIDED_AFTER rounds where both are far from the
+        gate, otherwise PERF_ROUNDS, and more (up to PERF_ROUNDS_AT_MOST) while under the gate
+        but within PERF_HOPELESS of it."""
+        ready = self.perf_ready(task, ref, mine)
+        return self.perf_gate(task, *ready) if ready[0] is not None else (False, ready[1])
+
+    def perf_ready(self, task, ref, mine):
+        """(programs, params, at) of a speed gate, or (None, why it fails before it starts):
+        its shape drawn, its timed programs made (timed_programs), the GPU shared."""
         perf = task["perf"]
         shape = draw_shapes(perf.get("shapes", {}), self.grade_seed, f"{task['id']}/perf", 1)
         params = shape_params(shape) if perf.get("shapes") else []
         at = f" at {shape_text(shape)} (drawn from the grade's seed {self.grade_seed})" if params else ""
         programs, why = self.timed_programs(task, ref, mine, shape[0], params)
         if programs is None:
-            return False, f"{perf['what']}{at}: {why}"
+            return None, f"{perf['what']}{at}: {why}"
+        return programs, params, at
+
+    def perf_gate(self, task, programs, params, at):
         asked = time.time()
         with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
             got = time.time()
             with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
                 self.perf_wait_s += got - asked
             try:
-                return self.gate(task, perf, programs, params, at)
+                return self.gate(task, task["perf"], programs, params, at)
             finally:
                 self.note(run="gate", asked=asked, got=got, ended=time.time())
+
+    def gates(self, due, workers=1):
+        """{key: (fast, what) or the exception it raised}: the second part of a grading, every
+        speed gate due (due: [(key, task, ref, mine)]). Their timed programs are made side by
+        side, the GPU shared (a schedule's plan runs, the device code a launcher loads); then
+        the gates run one after another in ONE hold of the GPU alone. A gate takes the GPU only
+        once the runs on it have drained, and no run starts while it waits: each gate of a
+        grading taken on its own, between the checks, stalled every grader of the machine for
+        its drain (on an H200, in command 2: up to 34 s before one of ch02's gates began)."""
+        started = time.time()
+
+        def ready(job):
+            key, task, ref, mine = job
+            self.doing.task = task["id"]
+            try:
+                return self.perf_ready(task, ref, mine)
+            except Exception as e:  # noqa: BLE001  (finish() scores the task)
+                return e
+        with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
+            made = list(pool.map(ready, due))
+        out = {}
+        asked = time.time()
+        with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
+            got = time.time()
+            with self.clock:
+                self.perf_wait_s += got - asked
+            for (key, task, ref, mine), ready_ in zip(due, made):
+                self.doing.task = task["id"]
+                if isinstance(ready_, Exception) or ready_[0] is None:
+                    out[key] = ready_ if isinstance(ready_, Exception) else (False, ready_[1])
+                    continue
+                try:
+                    out[key] = self.perf_gate(task, *ready_)
+                except Exception as e:  # noqa: BLE001
+                    out[key] = e
+            self.note(run="gates", asked=asked, got=got, ended=time.time(), count=len(due))
+        with self.clock:
+            self.perf_s += time.time() - started
+        return out
+
+    @staticmethod
+    def due(task, rows):
+        """The key of the speed gate a task's rows wait for (task(gates=False)), or None."""
+        for check, points, _, what in rows:
+            if check == "perf" and points is None:
+                return (task["id"], str(what["mine"]))
+        return None
+
+    @staticmethod
+    def finish(task, rows, done):
+        """A task's rows with its speed gate's verdict (gates()) in place of the row that
+        waited for it; an error in the gate scores the task 0, as it does in task()."""
+        key = Grader.due(task, rows)
+        if key is None:
+            return rows
+        got = done[key]
+        if isinstance(got, Tampered):
+            return lose_all(task, f"an attack on the grader was stopped: {got}")
+        if isinstance(got, Exception):
+            return lose_all(task, f"the grader could not grade this task: {type(got).__name__}: {got}")
+        fast, said = got
+        return [(c, (m if fast else 0), m, said) if c == "perf" and p is None else (c, p, m, r)
+                for c, p, m, r in rows]
 
     def gate(self, task, perf, programs, params, at):
         """(fast, what): the rounds of a speed gate (perf), the GPU held alone."""
@@ -496,9 +574,18 @@ class Grader:
         def verdict():
             by_best = best["reference"] / best["student"]
             return max(by_best, statistics.median(ratios)), by_best
+        def more(rounds):
+            gate = perf["min_ratio"]
+            if rounds < PERF_DECIDED_AFTER:
+                return True
+            if rounds < PERF_ROUNDS:
+                clear = gate + (1 - gate) / 2
+                passed = min(ratios) >= clear and verdict()[1] >= clear
+                hopeless = verdict()[0] < PERF_HOPELESS * gate
+                return not (passed or hopeless)
+            return rounds < PERF_ROUNDS_AT_MOST and PERF_HOPELESS * gate <= verdict()[0] < gate
         rounds = 0
-        while rounds < PERF_ROUNDS_AT_MOST and (rounds < PERF_ROUNDS or (
-                PERF_HOPELESS * perf["min_ratio"] <= verdict()[0] < perf["min_ratio"])):
+        while more(rounds):
             rounds += 1
             seed = self.seed()
             outs, ms_of, timed_of = {}, {}, {}
@@ -548,7 +635,7 @@ class Grader:
                 f"the gate is {100 * perf['min_ratio']:.0f}%")
         return ratio >= perf["min_ratio"], said
 
-    def task(self, task, plan):
+    def task(self, task, plan, gates=True):
         """[(check, points, max, reason)] for one task; any error scores 0 for this task only.
         A program is graded once in a grading: two submissions whose text for a task is the same
         share one build (lab.py's grade_folders), so the same binary, and here its one set of
@@ -556,10 +643,11 @@ class Grader:
         second grading could tell nothing the first did not; it would only draw other inputs.
         Two students with the same code get the same score, and a class of untouched skeletons,
         or lab.py selftest's cheats that keep the solution's text for the tasks they do not
-        attack, cost one grading, not one each."""
+        attack, cost one grading, not one each. gates=False: a speed gate that is due is left
+        as the row ("perf", None, max, {"ref": ..., "mine": ...}), for gates() and finish()."""
         if plan.get("error") or plan.get("binary") is None:
-            return self.task_once(task, plan)
-        key = (task["id"], str(plan["binary"]))
+            return self.task_once(task, plan) if gates else self.task_once(task, plan, gates=False)
+        key = (task["id"], str(plan["binary"]), gates)
         with self.clock:
             first = key not in self.graded
             if first:
@@ -569,12 +657,12 @@ class Grader:
             rows = self.graded[key]
         if first:
             try:
-                rows.set_result(self.task_once(task, plan))
+                rows.set_result(self.task_once(task, plan) if gates else self.task_once(task, plan, gates=False))
             except BaseException as e:  # noqa: BLE001  (whoever waits on it sees it too)
                 rows.set_exception(e)
         return list(rows.result())
 
-    def task_once(self, task, plan):
+    def task_once(self, task, plan, gates=True):
         pts = task["points"]
         self.doing.task = task["id"]
         try:
@@ -595,6 +683,8 @@ class Grader:
             if "perf" in task:
                 if not passed:
                     rows.append(("perf", 0, pts["perf"], "not run: the tests must pass first"))
+                elif not gates:  # its gate comes after every check of the grading (gates())
+                    rows.append(("perf", None, pts["perf"], {"ref": ref, "mine": plan["binary"]}))
                 else:
                     started = time.time()
                     fast, said = self.perf(task, ref, plan["binary"])
