@@ -150,7 +150,8 @@ fi
 # has the GPU to itself: the first pass runs everything else side by side, where a program only
 # reports its lessons (CUDA_EXAMPLES_LESSONS=report). The second runs the lesson tests (label
 # lesson: the lesson runs, the planted bugs that break a lesson or print an impossible rate, and
-# their controls, in --planted-bugs) one at a time.
+# their controls, in --planted-bugs; and lab.neighbours, whose attacker takes the GPU's memory
+# from whatever runs beside it) one at a time.
 # The lab self-tests (label lab) run in the first pass, beside everything else: their graders'
 # speed gates are built for a busy GPU (a lock keeps two gates apart; student and reference
 # alternate, round after round, and the better of two honest estimates decides: labs/grader/score.py).

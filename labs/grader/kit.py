@@ -400,8 +400,12 @@ def cmd_selftest(args, grade_folders):
             lines[first + 1:last] = [indent + c for c in h["code"]]
             path.write_text("\n".join(lines))
             subs.append(("hanging kernel", folder, {"lose": [h["task"]], "hang": True}))
+        spared = []
         for c in cheats.CHEATS:
             if c["lab"] != lab["chapter"]:
+                continue
+            if c.get("harms_neighbours") and getattr(args, "spare_neighbours", False):
+                spared.append(c["name"])
                 continue
             folder = root / f"cheat-{c['name']}"
             cmd_make(lab["chapter"], folder, solution=True)
@@ -418,6 +422,9 @@ def cmd_selftest(args, grade_folders):
             return EXIT_LOST if required else EXIT_CANNOT
         m = graded[0][2]
         print(f"fence: {m['fence_detail']}")
+        if spared:
+            print(f"{lab['chapter']}: left out (--spare-neighbours), graded by tests/labs/neighbours.py "
+                  f"with the GPU to itself: {', '.join(spared)}")
         print(f"{lab['chapter']}: {len(subs)} submissions graded in {took:.0f} s (builds {m.get('build_s')} s, "
               f"{m.get('builds')} distinct programs built, {m.get('gradings_shared')} tasks graded once for "
               f"several submissions with the same program; speed gates {m.get('speed_gates_s')} s, of which "

@@ -220,8 +220,10 @@ CHEATS = [
      "lose": ["ch06.1"], "gpu": True, "lint": False, "at_most": {"ch06.1": 7},
      "make": region("streams.cu", "ch06.depth-first", *DEPTH_FIRST,
                     "p.schedule.queued[1] = p.chunks + 100000;  // the first operation's chunk: none such")},
+    # harms_neighbours: every process on the GPU beside it loses its memory, graders or not
+    # (`lab.py selftest --spare-neighbours`, as ctest runs the self-tests beside other tests).
     {"name": "takes-nearly-all-gpu-memory", "lab": "ch02", "zero": ["ch02.2"], "gpu": True, "lint": False,
-     "at_most": {"ch02.2": 0},
+     "at_most": {"ch02.2": 0}, "harms_neighbours": True,
      "make": past_the_lint(NN, GS, ["(void)a; (void)b; (void)c; (void)n;  // no work: its own score is not the point"],
                            HOGS_MEMORY,
                            "__global__ void lab_cheat_rest(const elem_t* a, const elem_t* b, elem_t* c, long long n) {")},
