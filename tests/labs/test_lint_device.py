@@ -23,7 +23,7 @@ from unittest import mock
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "labs"))
 from grader import device_ast, labs, lint, region_ast  # noqa: E402
-from test_lint_whitelist import clang_or_skip, spec_of  # noqa: E402  (one of each for both catalogues)
+from test_lint_whitelist import HALF_THE_CORES, clang_or_skip, spec_of  # noqa: E402  (one of each for both catalogues)
 
 NN = REPO / "ch02_vector_add" / "VA-GPU-NN.cu"
 WARP = REPO / "ch03_dot_product" / "Dot-SM-Warp.cu"
@@ -260,7 +260,7 @@ def setUpModule():
     with tempfile.TemporaryDirectory() as d:
         for lab, _, folder in planted_bug_folders(d):
             todo += regions_of(lab, folder)
-        region_ast.warm(requests + lint.parse_requests(todo), os.cpu_count() or 1)
+        region_ast.warm(requests + lint.parse_requests(todo), HALF_THE_CORES)
 
 
 def through(check=device_ast.DeviceCheck):
