@@ -93,8 +93,7 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                     return builder.student(lab, task, text, scratch, slot, args.build_timeout)
                 finally:
                     fence.give_slot(slot)
-                    if grader is not None:
-                        grader.note(run="build", program=task["id"], asked=began, got=began, ended=time.time())
+                    grader.note(run="build", program=task["id"], asked=began, got=began, ended=time.time())
             # One build of each distinct program: the build reads nothing of the submission but
             # the spliced text (Builder.tree), so two submissions with the same text for a task
             # (a class's untouched skeletons; in lab.py selftest, the solution's text in every
@@ -142,13 +141,12 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
             # gate, back to back, the GPU held alone once for all of them (Grader.gates).
             with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
                 all_results = list(pool.map(grade_one, range(len(folders))))
-            due = {}  # {(task id, program): (key, task, reference copy, program)}, one a program
+            due = {}  # {(task id, program): what gates() takes}: one gate a program
             for results in all_results:
                 for task, rows in results:
-                    key = grader.due(task, rows)
-                    if key is not None:
-                        waiting = next(r[3] for r in rows if r[0] == "perf")
-                        due.setdefault(key, (key, task, waiting["ref"], waiting["mine"]))
+                    waiting = grader.due(task, rows)
+                    if waiting is not None:
+                        due.setdefault(waiting[0], waiting)
             done = grader.gates(list(due.values()), workers=max(1, min(8, args.jobs))) if due else {}
             all_results = [[(task, grader.finish(task, rows, done)) for task, rows in results]
                            for results in all_results]

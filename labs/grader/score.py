@@ -544,20 +544,21 @@ class Grader:
 
     @staticmethod
     def due(task, rows):
-        """The key of the speed gate a task's rows wait for (task(gates=False)), or None."""
+        """(key, task, reference copy, program) of the speed gate a task's rows wait for
+        (task(gates=False)), as gates() takes it, or None."""
         for check, points, _, what in rows:
             if check == "perf" and points is None:
-                return (task["id"], str(what["mine"]))
+                return (task["id"], str(what["mine"])), task, what["ref"], what["mine"]
         return None
 
     @staticmethod
     def finish(task, rows, done):
         """A task's rows with its speed gate's verdict (gates()) in place of the row that
         waited for it; an error in the gate scores the task 0, as it does in task()."""
-        key = Grader.due(task, rows)
-        if key is None:
+        waiting = Grader.due(task, rows)
+        if waiting is None:
             return rows
-        got = done[key]
+        got = done[waiting[0]]
         if isinstance(got, Tampered):
             return lose_all(task, f"an attack on the grader was stopped: {got}")
         if isinstance(got, Exception):
@@ -646,7 +647,7 @@ class Grader:
         attack, cost one grading, not one each. gates=False: a speed gate that is due is left
         as the row ("perf", None, max, {"ref": ..., "mine": ...}), for gates() and finish()."""
         if plan.get("error") or plan.get("binary") is None:
-            return self.task_once(task, plan) if gates else self.task_once(task, plan, gates=False)
+            return self.task_once(task, plan, gates)
         key = (task["id"], str(plan["binary"]), gates)
         with self.clock:
             first = key not in self.graded
@@ -657,7 +658,7 @@ class Grader:
             rows = self.graded[key]
         if first:
             try:
-                rows.set_result(self.task_once(task, plan) if gates else self.task_once(task, plan, gates=False))
+                rows.set_result(self.task_once(task, plan, gates))
             except BaseException as e:  # noqa: BLE001  (whoever waits on it sees it too)
                 rows.set_exception(e)
         return list(rows.result())

@@ -675,7 +675,8 @@ class Score(unittest.TestCase):
                                         ("perf", None, 2, {"ref": "ref", "mine": "fast"})])
         self.assertEqual(rows["wrong"][1], ("perf", 0, 2, "not run: the tests must pass first"))
         self.assertEqual(ran, [])  # no gate before gates()
-        due = [(g.due(task, r), task, "ref", m) for m, r in rows.items() if g.due(task, r)]
+        due = [g.due(task, r) for r in rows.values() if g.due(task, r)]
+        self.assertEqual(due[0], (("t.1", "fast"), task, "ref", "fast"))
         self.assertEqual(len(due), 4)
         done = g.gates(due, workers=2)
         self.assertEqual(ran, ["t.1", "t.1"])  # fast, slow (tamper and unready never started)
@@ -697,7 +698,7 @@ class Score(unittest.TestCase):
         g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=1)
         graded, mutex = [], threading.Lock()
 
-        def task_once(task, plan):
+        def task_once(task, plan, gates=True):
             with mutex:
                 graded.append((task["id"], plan.get("binary")))
             time.sleep(0.05)
