@@ -48,28 +48,41 @@
 // the grader runs it again, alone on the GPU, and never scores it as the student's fault.
 const int EXIT_CODE_NO_GPU_NOW = 75;
 
-struct Rng {  // splitmix64: the same stream for the same seed, in the reference and the student
-    uint64_t state;
-    uint64_t next() {
-        uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    long long range(long long lo, long long hi) {
-        return lo + (long long)(next() % (uint64_t)(hi - lo + 1));
-    }
-    float eighth() { return (float)(2 * range(-4, 3) + 1) / 8.0f; }  // an odd multiple of 1/8
-    float unit() { return (float)((next() >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f; }
-};
-
-// A digest of a buffer: the sum over its 32-bit words of a mix of (index, word), the same in
-// any order, so the GPU computes it in parallel and the host the same way from its own copy.
+// splitmix64's step and its mix: the k-th value of the stream after `state` is
+// lab_mix(state + k * LAB_GOLDEN), so the GPU can draw any stretch of it in parallel.
+const unsigned long long LAB_GOLDEN = 0x9E3779B97F4A7C15ull;
 __host__ __device__ inline unsigned long long lab_mix(unsigned long long z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+__host__ __device__ inline long long lab_range(unsigned long long z, long long lo, long long hi) {
+    return lo + (long long)(z % (unsigned long long)(hi - lo + 1));
+}
+
+struct Rng {  // splitmix64: the same stream for the same seed, in the reference and the student
+    uint64_t state;
+    uint64_t next() { return lab_mix(state += LAB_GOLDEN); }
+    long long range(long long lo, long long hi) { return lab_range(next(), lo, hi); }
+    float eighth() { return (float)(2 * range(-4, 3) + 1) / 8.0f; }  // an odd multiple of 1/8
+    float unit() { return (float)((next() >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f; }
+    void skip(unsigned long long draws) { state += draws * LAB_GOLDEN; }  // as if drawn
+};
+
+// The host's loop `for (i < n) a[i] = rng.range(lo, hi), b[i] = rng.range(lo, hi);` on the GPU,
+// from the same state: a[i] is the stream's (2i+1)th value, b[i] its (2i+2)th. The caller then
+// skips the 2n draws on the host (Rng::skip).
+__global__ void lab_draw_pairs(long long* a, long long* b, long long n, unsigned long long state,
+                               long long lo, long long hi) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        a[i] = lab_range(lab_mix(state + (unsigned long long)(2 * i + 1) * LAB_GOLDEN), lo, hi);
+        b[i] = lab_range(lab_mix(state + (unsigned long long)(2 * i + 2) * LAB_GOLDEN), lo, hi);
+    }
+}
+
+// A digest of a buffer: the sum over its 32-bit words of a mix of (index, word), the same in
+// any order, so the GPU computes it in parallel and the host the same way from its own copy.
 __global__ void lab_digest_words(const unsigned int* words, long long count,
                                  unsigned long long* sum) {
     unsigned long long mine = 0;
@@ -258,16 +271,27 @@ struct Driver {
     template <class T>
     T* input(const std::vector<T>& host) {
         size_t bytes = host.size() * sizeof(T);
-        T* p = (T*)memory.alloc(bytes);
+        T* p = blank_input<T>(host.size());
         HANDLE_ERROR(cudaDeviceSynchronize());
         HANDLE_ERROR(cudaMemcpy(p, host.data(), bytes, cudaMemcpyHostToDevice));
+        seal_input(p, bytes);
+        return p;
+    }
+    // An input drawn on the GPU (the grader's launcher draws its large ones there: no host
+    // vector, no upload): blank_input gives the buffer, the caller fills it before any code of
+    // the task runs, and seal_input takes its digest and, in a timed run, its second copy.
+    template <class T>
+    T* blank_input(size_t count) {
+        return (T*)memory.alloc(count * sizeof(T));
+    }
+    void seal_input(const void* p, size_t bytes) {
+        HANDLE_ERROR(cudaDeviceSynchronize());
         Input in{p, bytes, device_digest(p, bytes)};
         if (time_run) {
             in.restore = memory.alloc(bytes);
             HANDLE_ERROR(cudaMemcpy(in.restore, p, bytes, cudaMemcpyDeviceToDevice));
         }
         inputs.push_back(in);
-        return p;
     }
     void release(const void* p) {
         for (Input& in : inputs)
