@@ -6,7 +6,8 @@
     lab.py lint DIR [--lab CH]                (CPU) check the student regions: exit 0, or 1 with
                                               one line per violation
     lab.py grade [DIR] --lab CH [--out R]     grade one student's folder; the report goes to R
-                                              (default build-lab/reports/NAME), never into DIR
+                                              (default build-lab/reports/NAME), never into DIR;
+                                              --times N: N gradings, each with its own seed
     lab.py grade-class SUBMISSIONS --lab CH   every folder under SUBMISSIONS -> one CSV of scores
     lab.py check                              (CPU) every lab makes, no kit holds solution text,
                                               every skeleton compiles without a warning

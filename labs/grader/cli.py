@@ -185,16 +185,40 @@ def cmd_grade(args):
     except LabError as e:
         print(f"lab.py grade: {e}")
         return EXIT_USAGE
+    times = getattr(args, "times", 1)
+    if times < 1 or (times > 1 and args.seed is not None):
+        print("lab.py grade: --times takes a count of 1 or more, and gives each grading a seed of its "
+              "own (so not with --seed)")
+        return EXIT_USAGE
     fence = make_fence(args)
     refused = weak_fence_refused(fence, args, "grade")
     if refused:
         print(refused)
         return EXIT_USAGE
+    if times == 1:
+        return grade_once(lab, args, fence, out)[0]
+    # The same folder graded again and again, each grading from scratch with a seed (inputs,
+    # shapes, the speed gate's shape) of its own: a grade a student can trust is the same every
+    # time, and a submission at full marks should stay there (an instructor's check, and the
+    # self-test's "the solution at full marks 10 times out of 10").
+    full = 0
+    for k in range(times):
+        rc, total, maximum = grade_once(lab, args, fence, out / f"grading-{k + 1}")
+        if rc == EXIT_CANNOT or rc == EXIT_USAGE:
+            return rc
+        full += rc == EXIT_OK
+        print(f"grading {k + 1} of {times}: {total}/{maximum}\n")
+    print(f"lab.py grade: full marks in {full} of {times} gradings, each with a seed of its own")
+    return EXIT_OK if full == times else EXIT_LOST
+
+
+def grade_once(lab, args, fence, out):
+    """(exit code, total, maximum): one grading of args.dir, its report in OUT."""
     try:
         report.safe_dir(out, args.dir)
     except LabError as e:
         print(f"lab.py grade: {e}")
-        return EXIT_USAGE
+        return EXIT_USAGE, 0, 0
     try:
         [(folder, results, meta)], why = grade_folders(lab, [args.dir], args, fence=fence)
     except Exception as e:  # noqa: BLE001  (the report still says what happened)
@@ -207,13 +231,13 @@ def cmd_grade(args):
         # have run (the report keeps it too), then the one line that says why nothing was graded.
         print(report.fence_line(meta.get("fence_detail", "?")))
         print(report.cannot_grade_line(why))
-        return EXIT_CANNOT
+        return EXIT_CANNOT, 0, 0
     text, total, maximum = report.table(lab, results, str(args.dir), meta.get("fence_detail"))
     print(text)
     print(f"(results.json and junit.xml in {out})")
     if "grader_error" in meta:
-        return EXIT_LOST
-    return EXIT_OK if total == maximum else EXIT_LOST
+        return EXIT_LOST, total, maximum
+    return (EXIT_OK if total == maximum else EXIT_LOST), total, maximum
 
 
 def cmd_grade_class(args):
@@ -300,6 +324,9 @@ def build_parser(doc):
     gr.add_argument("dir", nargs="?", default=".")
     gr.add_argument("--lab", help="the lab (or CUDA_LAB); never read from the submission")
     gr.add_argument("--out", help="where results.json and junit.xml go (default WORK/reports/NAME)")
+    gr.add_argument("--times", type=int, default=1,
+                    help="grade it N times, each with a new seed (reports in OUT/grading-K); exit 0 "
+                         "only if every grading gave full marks")
     grading(gr)
     gc = sub.add_parser("grade-class", help="grade every folder under SUBMISSIONS")
     gc.add_argument("dir")

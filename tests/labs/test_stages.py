@@ -775,6 +775,62 @@ class Report(unittest.TestCase):
             self.assertEqual(doc["score"], 0)
             self.assertIn("CANNOT GRADE", doc["tests"][0]["output"])
 
+    def test_grade_times_grades_again_and_again_and_counts_full_marks(self):
+        from grader import cli
+        lab = labs.find_lab("ch02")[0]
+        full = report.cannot_grade_results(lab, "x")
+        full = [(t, [(c, m, m, "ok") for c, _, m, _ in rows]) for t, rows in full]
+        lost = [(t, [(c, 0, m, "wrong") for c, _, m, _ in rows]) for t, rows in full]
+        meta = {"fence": "setsid", "fence_detail": "test"}
+
+        def graded(plan):
+            calls = []
+
+            def fake(lab_, folders, args, fence=None):
+                calls.append(args.seed)
+                what = plan[len(calls) - 1]
+                if what == "cannot":
+                    return [(Path(folders[0]), report.cannot_grade_results(lab_, "no GPU (test)"), meta)], "no GPU (test)"
+                return [(Path(folders[0]), full if what == "full" else lost, meta)], None
+            return fake, calls
+
+        def grade(plan, *words):
+            fake, calls = graded(plan)
+            saved, cli.grade_folders = cli.grade_folders, fake
+            with tempfile.TemporaryDirectory() as d:
+                kit.cmd_make("ch02", Path(d) / "s", solution=True)
+                args = cli.build_parser("t").parse_args(
+                    ["grade", str(Path(d) / "s"), "--lab", "ch02", "--out", str(Path(d) / "r"),
+                     "--work", str(Path(d) / "w"), "--fence", "setsid", "--accept-weak-fence", *words])
+                out = io.StringIO()
+                try:
+                    with redirect_stdout(out):
+                        rc = cli.cmd_grade(args)
+                finally:
+                    cli.grade_folders = saved
+                reports = sorted(p.name for p in (Path(d) / "r").iterdir()) if (Path(d) / "r").is_dir() else []
+            return rc, out.getvalue(), calls, reports
+
+        rc, text, calls, reports = grade(["full"] * 3, "--times", "3")
+        self.assertEqual(rc, 0, text)
+        self.assertEqual(len(calls), 3)
+        self.assertEqual(calls, [None] * 3)  # no fixed seed: each grading draws its own
+        self.assertEqual(reports, ["grading-1", "grading-2", "grading-3"])
+        self.assertIn("full marks in 3 of 3 gradings", text)
+        rc, text, calls, _ = grade(["full", "lost", "full"], "--times", "3")
+        self.assertEqual(rc, 1, text)
+        self.assertEqual(len(calls), 3)
+        self.assertIn("full marks in 2 of 3 gradings", text)
+        rc, text, calls, _ = grade(["cannot"] * 3, "--times", "3")
+        self.assertEqual(rc, 77, text)
+        self.assertEqual(len(calls), 1)  # not graded again where it cannot be graded at all
+        for words in (["--times", "0"], ["--times", "2", "--seed", "5"]):
+            rc, text, calls, _ = grade(["full"] * 2, *words)
+            self.assertEqual((rc, calls), (2, []), text)
+        rc, text, calls, reports = grade(["lost"], "--times", "1")  # as before: one report, no count
+        self.assertEqual((rc, len(calls), reports), (1, 1, ["junit.xml", "results.json"]))
+        self.assertNotIn("gradings", text)
+
     def test_lab_never_taken_from_the_submission(self):
         with tempfile.TemporaryDirectory() as d:
             kit.cmd_make("ch02", Path(d) / "s", solution=True)
