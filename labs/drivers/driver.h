@@ -35,6 +35,7 @@
 #undef cudaMalloc
 #undef cudaFree
 #include <cuda.h>  // the types of the virtual memory management API (called through the runtime)
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -457,8 +458,10 @@ struct Driver {
     // each one's output and inputs checked after it (`check(name)`, not timed): NAME.warm-up,
     // NAME.0, ... must all match the reference's. Writes "time NAME MS" (the median), NAME.min,
     // NAME.max and NAME.launches (how many were timed); returns the median.
+    std::chrono::steady_clock::time_point launches_began;  // the launcher's account of its time
     template <class P, class F, class C>
     float timed_launches(const std::string& name, int repeats, P poison, F launch, C check) {
+        launches_began = std::chrono::steady_clock::now();
         std::vector<float> t;
         float spent = 0;
         for (int r = -1; r < repeats; r++) {

@@ -196,6 +196,23 @@ class Tampered(Exception):
     """Fenced code changed what the grader reads (the task scores 0)."""
 
 
+LAUNCHER_PHASES = re.compile(r"^launcher: main at ([0-9.]+), done at ([0-9.]+); ms: context ([0-9.]+) "
+                             r"module ([0-9.]+) inputs ([0-9.]+) launches ([0-9.]+)$", re.M)
+
+
+def launcher_phases(text):
+    """{} or, for a run of the grader's launcher, where its time went as the launcher's own line
+    says (labs/drivers/launcher.cu), for the trace: main_at and done_at (seconds since the epoch:
+    against the trace's got and ended, the fence's and the process's start and exit) and the
+    milliseconds of each phase. Only the trace reads it; no score does."""
+    found = LAUNCHER_PHASES.findall(text or "")
+    if not found:
+        return {}
+    main_at, done_at, context, module, inputs, launches = (float(v) for v in found[-1])
+    return {"main_at": main_at, "done_at": done_at,
+            "ms": {"context": context, "module": module, "inputs": inputs, "launches": launches}}
+
+
 class Grader:
     def __init__(self, builder, fence, scratch, timeout, sanitizer, seed=None):
         self.builder, self.fence, self.scratch = builder, fence, Path(scratch)
@@ -242,10 +259,10 @@ class Grader:
         return got
 
     def _timed_run(self, asked, binary, mode, seed, timeout, tool, reference, params, show):
-        started, rc = time.time(), "raised"
+        started, rc, text = time.time(), "raised", ""
         try:
             got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
-            rc = got[0]
+            rc, text = got[0], got[1]
             return got
         finally:
             ended = time.time()
@@ -255,7 +272,8 @@ class Grader:
                 tally[0] += 1
                 tally[1] += ended - started
             self.note(run=tool or mode, reference=reference, program=Path(binary).name, rc=rc,
-                      alone=bool(self.gpu and self.gpu.alone()), asked=asked, got=started, ended=ended)
+                      alone=bool(self.gpu and self.gpu.alone()), asked=asked, got=started, ended=ended,
+                      **launcher_phases(text if self.trace is not None else ""))
 
     def note(self, **what):
         """One line of the trace (self.trace), if there is one."""

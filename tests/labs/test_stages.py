@@ -3,6 +3,7 @@
 compiler needed. Run: python3 tests/labs/test_stages.py (ctest: lab.unit, label cpu)."""
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -595,6 +596,29 @@ class Score(unittest.TestCase):
         fast, said, calls = gate(good[:-4], refused=why)
         self.assertFalse(fast)
         self.assertIn("carrying out your schedule's plan, refused it: " + why, said)
+
+    def test_the_trace_keeps_the_launchers_own_account_of_its_time(self):
+        # The line as launcher.cu's printf writes it (its format string, read from the file).
+        src = (REPO / "labs" / "drivers" / "launcher.cu").read_text()
+        i = src.index('"launcher: main at')
+        fmt = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', src[i:src.index(",", src.index('launches', i))]))
+        line = fmt.replace("\\n", "") % (1795912618.5, 1795912619.25, 180.5, 2.0, 35.25, 120.0)
+        got = score.launcher_phases("some output\n" + line + "\nmore\n")
+        self.assertEqual(got, {"main_at": 1795912618.5, "done_at": 1795912619.25,
+                               "ms": {"context": 180.5, "module": 2.0, "inputs": 35.2, "launches": 120.0}})
+        self.assertEqual(score.launcher_phases("a driver's run says nothing of the kind"), {})
+        self.assertEqual(score.launcher_phases(None), {})
+        # ... and a fenced run's line of the trace carries it.
+        d = Path(tempfile.mkdtemp())
+        g = score.Grader(None, None, d, 30, None, seed=1)
+        g.trace = io.StringIO()
+        g._run_driver = lambda *a: (0, "x\n" + line + "\n", d / "out")
+        g.run_driver("launcher-1", "time", 5, 30)
+        g._run_driver = lambda *a: (0, "a driver's run", d / "out")
+        g.run_driver("driver", "check", 5, 30)
+        first, second = [json.loads(x) for x in g.trace.getvalue().splitlines()]
+        self.assertEqual((first["run"], first["ms"]["launches"], first["main_at"]), ("time", 120.0, 1795912618.5))
+        self.assertNotIn("ms", second)
 
     def test_gpu_lock_shared_by_runs_alone_for_a_gate(self):
         # Checked runs share the GPU; a gate (or a run again after "could not get the GPU")
