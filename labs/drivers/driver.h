@@ -344,10 +344,7 @@ struct Driver {
                       uint64_t expect) {
         if (!sums) HANDLE_ERROR(cudaMalloc(&sums, DIGEST_SLOTS * sizeof(unsigned long long)));
         if (queued.size() == DIGEST_SLOTS) settle();
-        unsigned long long* slot = sums + queued.size();
-        HANDLE_ERROR(cudaMemsetAsync(slot, 0, sizeof(unsigned long long)));
-        lab_digest_words<<<256, 256>>>((const unsigned int*)data, (long long)(bytes / 4), slot);
-        HANDLE_ERROR(cudaGetLastError());
+        launch_digest(data, bytes, sums + queued.size());
         queued.push_back({record, queued.size(), bytes, input, expect});
     }
     // NAME's digest, recorded at the next settle().
@@ -384,13 +381,18 @@ struct Driver {
         queued.clear();
     }
 
-    // The digest of `bytes` bytes (a multiple of 4) of device memory.
+    // The digest of `bytes` bytes (a multiple of 4) of device memory into *sum (then ^ bytes), on
+    // the default stream, after the work queued there.
+    static void launch_digest(const void* data, size_t bytes, unsigned long long* sum) {
+        HANDLE_ERROR(cudaMemsetAsync(sum, 0, sizeof(unsigned long long)));
+        lab_digest_words<<<256, 256>>>((const unsigned int*)data, (long long)(bytes / 4), sum);
+        HANDLE_ERROR(cudaGetLastError());
+    }
+    // The digest of `bytes` bytes (a multiple of 4) of device memory, read back at once.
     uint64_t device_digest(const void* data, size_t bytes) {
         unsigned long long* sum;
         HANDLE_ERROR(cudaMalloc(&sum, sizeof(unsigned long long)));
-        HANDLE_ERROR(cudaMemset(sum, 0, sizeof(unsigned long long)));
-        lab_digest_words<<<256, 256>>>((const unsigned int*)data, (long long)(bytes / 4), sum);
-        HANDLE_ERROR(cudaGetLastError());
+        launch_digest(data, bytes, sum);
         unsigned long long h = 0;
         HANDLE_ERROR(cudaMemcpy(&h, sum, sizeof(h), cudaMemcpyDeviceToHost));
         HANDLE_ERROR(cudaFree(sum));
@@ -453,12 +455,14 @@ struct Driver {
     static constexpr int MIN_TIMED_LAUNCHES = 3;  // labs/grader/verify.py holds the same
     static constexpr float TIMED_BUDGET_MS = 1000.0f;
 
+    // When the last timed_launches began (the launcher's account of where its time went).
+    std::chrono::steady_clock::time_point launches_began;
+
     // At most `repeats` timed launches after one warm-up, each on inputs restored from the
     // driver's copy (upload_inputs) and outputs poisoned just before it (`poison`, not timed),
     // each one's output and inputs checked after it (`check(name)`, not timed): NAME.warm-up,
     // NAME.0, ... must all match the reference's. Writes "time NAME MS" (the median), NAME.min,
     // NAME.max and NAME.launches (how many were timed); returns the median.
-    std::chrono::steady_clock::time_point launches_began;  // the launcher's account of its time
     template <class P, class F, class C>
     float timed_launches(const std::string& name, int repeats, P poison, F launch, C check) {
         launches_began = std::chrono::steady_clock::now();
