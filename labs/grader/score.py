@@ -273,7 +273,11 @@ class Grader:
                 tally[1] += ended - started
             self.note(run=tool or mode, reference=reference, program=Path(binary).name, rc=rc,
                       alone=bool(self.gpu and self.gpu.alone()), asked=asked, got=started, ended=ended,
-                      **launcher_phases(text if self.trace is not None else ""))
+                      # a timed run's only: there the grader's program writes the output (the
+                      # lint refuses printf in device code); a checked run's is the student's
+                      # program's, which could print a line of the same form (for the trace only:
+                      # no score reads it)
+                      **launcher_phases(text if self.trace is not None and mode == "time" else ""))
 
     def note(self, **what):
         """One line of the trace (self.trace), if there is one."""

@@ -616,9 +616,12 @@ class Score(unittest.TestCase):
         g.run_driver("launcher-1", "time", 5, 30)
         g._run_driver = lambda *a: (0, "a driver's run", d / "out")
         g.run_driver("driver", "check", 5, 30)
-        first, second = [json.loads(x) for x in g.trace.getvalue().splitlines()]
+        g._run_driver = lambda *a: (0, "a student's program printed\n" + line, d / "out")
+        g.run_driver("driver", "check", 5, 30)  # a checked run runs student code: not its line
+        first, second, third = [json.loads(x) for x in g.trace.getvalue().splitlines()]
         self.assertEqual((first["run"], first["ms"]["launches"], first["main_at"]), ("time", 120.0, 1795912618.5))
         self.assertNotIn("ms", second)
+        self.assertNotIn("ms", third)
 
     def test_gpu_lock_shared_by_runs_alone_for_a_gate(self):
         # Checked runs share the GPU; a gate (or a run again after "could not get the GPU")
