@@ -10,7 +10,8 @@
 // file, so the timings and digests are the launcher's. The reference's kernels run through the
 // same launcher, alternated with the student's: the same program on both sides.
 //
-//   launcher --module FILE --kernel MANGLED_NAME --seed S --out FILE --time --param NAME=V...
+//   launcher --module FILE --kernel MANGLED_NAME --seed S --out FILE --time [--wait] --param
+//   NAME=V...
 //
 // The kernels it knows, with the launch the course's program makes:
 //   add(a, b, c, n)       ch02.2: --param n, threads; blocks: as many as fill the GPU
@@ -71,10 +72,11 @@ void time_matmul(Driver& d, const void* kernel) {
 }
 
 // Where a timed run's time went, one line on stderr that the grader's trace keeps
-// (CUDA_EXAMPLES_LAB_TRACE, docs/grader.md): when main began and when it was done (seconds since
-// the epoch, against the moments the grader started the fenced process and saw it end: the
-// fence's and the process's start and exit), then milliseconds to open the GPU, to load the
-// module, to make the inputs and to run the timed launches.
+// (CUDA_EXAMPLES_LAB_TRACE, docs/grader.md): when main began, when its turn came (--wait: the
+// grader's go; otherwise once the module was loaded) and when it was done (seconds since the
+// epoch, against the moments the grader started the fenced process, let it go and saw it end),
+// then milliseconds to open the GPU, to load the module, to make the inputs (from the go) and to
+// run the timed launches.
 double ms_between(std::chrono::steady_clock::time_point a,
                   std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -107,6 +109,8 @@ int main(int argc, char** argv) {
     cudaKernel_t kernel;
     HANDLE_ERROR(cudaLibraryGetKernel(&kernel, library, name.c_str()));
     auto module = std::chrono::steady_clock::now();
+    d.wait_for_go();  // started ahead of its turn: the GPU open, the module loaded, nothing run
+    auto go = std::chrono::steady_clock::now();
     if (name.rfind("_Z3add", 0) == 0)
         time_add(d, (const void*)kernel);
     else if (name.rfind("_Z9matmul_sm", 0) == 0)
@@ -121,10 +125,11 @@ int main(int argc, char** argv) {
     std::fprintf(d.out, "end\n");
     int rc = std::fclose(d.out) == 0 ? 0 : 1;
     std::fprintf(stderr,
-                 "launcher: main at %.3f, done at %.3f; ms: context %.1f module %.1f inputs %.1f "
-                 "launches %.1f\n",
-                 main_at, main_at + ms_between(began, std::chrono::steady_clock::now()) / 1000,
+                 "launcher: main at %.3f, go at %.3f, done at %.3f; ms: context %.1f module %.1f "
+                 "inputs %.1f launches %.1f\n",
+                 main_at, main_at + ms_between(began, go) / 1000,
+                 main_at + ms_between(began, std::chrono::steady_clock::now()) / 1000,
                  ms_between(began, context), ms_between(context, module),
-                 ms_between(module, d.launches_began), ms_between(d.launches_began, timed));
+                 ms_between(go, d.launches_began), ms_between(d.launches_began, timed));
     return rc;
 }

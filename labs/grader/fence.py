@@ -36,7 +36,8 @@ fence_init.py (SECCOMP_RET_USER_NOTIF), which writes its number down and lets it
 (SECCOMP_USER_NOTIF_FLAG_CONTINUE); no ptrace, no strace. The numbers go to FILE, one line per
 command; tools/measure_syscalls.py grades the labs' solutions so (builds, tests, sanitizers,
 timed runs, on a GPU) and writes syscalls.json.
-Every fenced command also runs in its own session and process group, stdin closed, its output
+Every fenced command also runs in its own session and process group, stdin closed (a timed
+run's: a pipe that carries one byte, its turn: Fence.start), its output
 capped (HEAD + TAIL bytes kept), with a cleared environment and a time limit; after it ends,
 every process of its uid (or with its token) is killed too.
 
@@ -525,6 +526,15 @@ class Fence:
         (its tmp/ is TMPDIR); default cwd. show: files the command needs besides its folder (the
         program it runs), shown read-only. reference: the run of a reference driver (its own
         uids)."""
+        return self.start(words, cwd, slot, timeout, limits, extra_env, home, show,
+                          reference).finish(timeout)
+
+    def start(self, words, cwd, slot, timeout, limits=None, extra_env=None, home=None, show=(),
+              reference=False, waits=False):
+        """The command started, as run() starts it: a FencedRun, to finish(). waits: its stdin
+        is a pipe the grader writes one byte to (FencedRun.go) when the command's turn comes:
+        a timed run opens the GPU and loads its code beforehand (labs/drivers/driver.h:
+        Driver::wait_for_go); otherwise stdin is closed."""
         token = secrets.token_hex(12)
         home = Path(home or cwd)
         env = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(home),
@@ -554,47 +564,10 @@ class Fence:
             argv = prefix + [json.dumps(spec)]
         else:
             argv = prefix + [str(w) for w in words]
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        head, tail, dropped = bytearray(), bytearray(), [0]
-
-        def reader():
-            while True:
-                chunk = proc.stdout.read1(65536)
-                if not chunk:
-                    return
-                if len(head) < HEAD:
-                    take = chunk[:HEAD - len(head)]
-                    head.extend(take)
-                    chunk = chunk[len(take):]
-                if chunk:
-                    tail.extend(chunk)
-                    if len(tail) > TAIL:
-                        dropped[0] += len(tail) - TAIL
-                        del tail[:len(tail) - TAIL]
-
-        t = threading.Thread(target=reader, daemon=True)
-        t.start()
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
-        killed = self.sweep(proc.pid, slot, token, reference)
-        if group is not None:
-            self.cgroup.kill(group)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        t.join(timeout=10)
-        proc.stdout.close()
-        if record is not None:
-            self.note_syscalls(record, home, words)
-        out = head.decode(errors="replace")
-        if dropped[0]:
-            out += f"\n[... {dropped[0]} bytes of output dropped ...]\n"
-        out += tail.decode(errors="replace")
-        return rc, out, killed
+        proc = subprocess.Popen(argv, cwd=cwd, env=env,
+                                stdin=subprocess.PIPE if waits else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        return FencedRun(self, proc, slot, token, reference, group, record, home, words)
 
     def note_syscalls(self, record, home, words):
         """The measurement's numbers of one command, appended to LAB_SECCOMP_MEASURE."""
@@ -651,6 +624,71 @@ class Fence:
             except (OSError, ValueError):
                 continue
         return [p for p in found if not _zombie(p)]
+
+
+class FencedRun:
+    """A fenced command that has started (Fence.start): its output read as it comes (HEAD and
+    TAIL bytes kept), go() to let a waiting one on, finish() to wait for its end."""
+
+    def __init__(self, fence, proc, slot, token, reference, group, record, home, words):
+        self.fence, self.proc, self.slot, self.token = fence, proc, slot, token
+        self.reference, self.group, self.record, self.home, self.words = reference, group, record, home, words
+        self.head, self.tail, self.dropped = bytearray(), bytearray(), 0
+        self.reader = threading.Thread(target=self.read, daemon=True)
+        self.reader.start()
+
+    def read(self):
+        while True:
+            chunk = self.proc.stdout.read1(65536)
+            if not chunk:
+                return
+            if len(self.head) < HEAD:
+                take = chunk[:HEAD - len(self.head)]
+                self.head.extend(take)
+                chunk = chunk[len(take):]
+            if chunk:
+                self.tail.extend(chunk)
+                if len(self.tail) > TAIL:
+                    self.dropped += len(self.tail) - TAIL
+                    del self.tail[:len(self.tail) - TAIL]
+
+    def go(self, go=True):
+        """A waiting command's turn (its one byte, then end of file); go=False: end of file
+        alone, and the command ends without running (it was started for a turn that never came)."""
+        if self.proc.stdin is None:
+            return
+        try:
+            if go:
+                self.proc.stdin.write(b"g")
+            self.proc.stdin.close()
+        except OSError:  # it has ended already: finish() says how
+            pass
+
+    def finish(self, timeout):
+        """(exit code, or 'timeout'; output; processes killed after it ended), `timeout` seconds
+        from now at most. A waiting command that had no go() ends without running."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.go(False)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        killed = self.fence.sweep(self.proc.pid, self.slot, self.token, self.reference)
+        if self.group is not None:
+            self.fence.cgroup.kill(self.group)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.reader.join(timeout=10)
+        self.proc.stdout.close()
+        if self.record is not None:
+            self.fence.note_syscalls(self.record, self.home, self.words)
+        out = self.head.decode(errors="replace")
+        if self.dropped:
+            out += f"\n[... {self.dropped} bytes of output dropped ...]\n"
+        out += self.tail.decode(errors="replace")
+        return rc, out, killed
 
 
 def _zombie(pid):

@@ -196,20 +196,21 @@ class Tampered(Exception):
     """Fenced code changed what the grader reads (the task scores 0)."""
 
 
-LAUNCHER_PHASES = re.compile(r"^launcher: main at ([0-9.]+), done at ([0-9.]+); ms: context ([0-9.]+) "
-                             r"module ([0-9.]+) inputs ([0-9.]+) launches ([0-9.]+)$", re.M)
+LAUNCHER_PHASES = re.compile(r"^launcher: main at ([0-9.]+), go at ([0-9.]+), done at ([0-9.]+); ms: "
+                             r"context ([0-9.]+) module ([0-9.]+) inputs ([0-9.]+) launches ([0-9.]+)$", re.M)
 
 
 def launcher_phases(text):
     """{} or, for a run of the grader's launcher, where its time went as the launcher's own line
-    says (labs/drivers/launcher.cu), for the trace: main_at and done_at (seconds since the epoch:
-    against the trace's got and ended, the fence's and the process's start and exit) and the
-    milliseconds of each phase. Only the trace reads it; no score does."""
+    says (labs/drivers/launcher.cu), for the trace: main_at, go_at and done_at (seconds since the
+    epoch: against the trace's started, got and ended, the fence's and the process's start, its
+    turn and its exit) and the milliseconds of each phase. Only the trace reads it; no score
+    does."""
     found = LAUNCHER_PHASES.findall(text or "")
     if not found:
         return {}
-    main_at, done_at, context, module, inputs, launches = (float(v) for v in found[-1])
-    return {"main_at": main_at, "done_at": done_at,
+    main_at, go_at, done_at, context, module, inputs, launches = (float(v) for v in found[-1])
+    return {"main_at": main_at, "go_at": go_at, "done_at": done_at,
             "ms": {"context": context, "module": module, "inputs": inputs, "launches": launches}}
 
 
@@ -226,6 +227,7 @@ class Grader:
         self.graded, self.shared = {}, 0
         self.gpu = None  # the GpuLock (set by grade_folders; None: no lock, e.g. a unit test)
         self.retried = 0  # runs that could not get the GPU and ran again alone
+        self.dropped = []  # timed runs started ahead whose turn never came (drop_round, reap)
         # {kind of run ("check", "time", "plan", a sanitizer's name): [runs, seconds]}, the
         # fenced runs' own time (lock waits apart: lock_wait_s), for lab.py selftest's report
         self.runs, self.lock_wait_s = {}, 0.0
@@ -258,10 +260,27 @@ class Grader:
                 got = self._timed_run(asked, binary, mode, seed, timeout, tool, reference, params, show)
         return got
 
-    def _timed_run(self, asked, binary, mode, seed, timeout, tool, reference, params, show):
+    def run_started(self, started, binary, seed, params, reference, show):
+        """(rc, output, path of the output file) of a timed run started ahead (start_round): its
+        go, while the gate holds the GPU alone. One that could not get the GPU (its context,
+        made while others had the GPU) runs again from the start."""
+        got = self._timed_run(time.time(), binary, "time", seed, self.timeout, None, reference, params,
+                              show, warm=started)
+        if self.no_gpu(got):
+            with self.clock:
+                self.retried += 1
+            got = self.run_driver(binary, "time", seed, self.timeout, params=params, reference=reference,
+                                  show=show)
+        return got
+
+    def _timed_run(self, asked, binary, mode, seed, timeout, tool, reference, params, show, warm=None):
         started, rc, text = time.time(), "raised", ""
         try:
-            got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
+            if warm is not None:  # a timed run started ahead of its turn (start_round): its turn
+                warm["run"].go()
+                got = self._end_driver(warm, timeout)
+            else:
+                got = self._run_driver(binary, mode, seed, timeout, tool, reference, params, show)
             rc, text = got[0], got[1]
             return got
         finally:
@@ -273,6 +292,7 @@ class Grader:
                 tally[1] += ended - started
             self.note(run=tool or mode, reference=reference, program=Path(binary).name, rc=rc,
                       alone=bool(self.gpu and self.gpu.alone()), asked=asked, got=started, ended=ended,
+                      **({"started": warm["at"]} if warm is not None else {}),
                       # a timed run's only: there the grader's program writes the output (the
                       # lint refuses printf in device code); a checked run's is the student's
                       # program's, which could print a line of the same form (for the trace only:
@@ -294,12 +314,20 @@ class Grader:
         return rc == NO_GPU_NOW or (rc not in (0, "timeout") and any(s in text for s in NO_GPU_SIGNS))
 
     def _run_driver(self, binary, mode, seed, timeout, tool, reference, params, show):
+        return self._end_driver(self._start_driver(binary, mode, seed, timeout, tool, reference, params,
+                                                   show), timeout)
+
+    def _start_driver(self, binary, mode, seed, timeout, tool, reference, params, show, waits=False):
+        """A fenced run of a driver, started: {"run": the FencedRun, "slot", "out", "log",
+        "tool", "at"}, for _end_driver. waits: started ahead of its turn (--wait), it opens the
+        GPU and waits for its go (driver.h: Driver::wait_for_go)."""
         slot = self.fence.take_slot()
         try:
             jail = self.fence.jail(self.scratch, slot, f"run-{os.urandom(6).hex()}", reference)
             out = jail / f"out-{os.urandom(6).hex()}.bin"
             words = [str(binary), "--seed", str(seed), "--out", str(out)]
-            words += {"time": ["--time"], "plan": ["--plan"]}.get(mode, []) + list(params)
+            words += {"time": ["--time"], "plan": ["--plan"]}.get(mode, []) + (["--wait"] if waits else [])
+            words += list(params)
             log = jail / "sanitizer.log"
             if tool:
                 # memcheck sees an access only where no allocation is: a read just past one array
@@ -310,19 +338,29 @@ class Grader:
                 pad = ["--padding", str(MEMCHECK_PADDING)] if tool == "memcheck" else []
                 words = [self.sanitizer, "--tool", tool, *pad, "--error-exitcode", "86",
                          "--print-limit", "5", "--log-file", str(log)] + words
-            rc, text, left = self.fence.run(words, jail, slot, timeout, show=[binary, *show],
-                                            reference=reference)
+            run = self.fence.start(words, jail, slot, timeout, show=[binary, *show], reference=reference,
+                                   waits=waits)
+        except BaseException:
+            self.fence.give_slot(slot)
+            raise
+        return {"run": run, "slot": slot, "out": out, "log": log, "tool": tool, "at": time.time()}
+
+    def _end_driver(self, started, timeout):
+        """(rc, output, path of the output file) of a run _start_driver started, `timeout`
+        seconds from now at most (a waiting run that had no go ends without running)."""
+        try:
+            rc, text, left = started["run"].finish(timeout)
             with self.clock:
                 self.left_over += left
-            if tool:
-                data, why = safe_read(log, 1 << 20)
+            if started["tool"]:
+                data, why = safe_read(started["log"], 1 << 20)
                 if data is None and why != "missing":
                     raise Tampered(f"the sanitizer's log was replaced by the program ({why})")
                 if data is not None:
                     text = data.decode(errors="replace")[-20000:] + "\n" + text
-            return rc, text, out
+            return rc, text, started["out"]
         finally:
-            self.fence.give_slot(slot)
+            self.fence.give_slot(started["slot"])
 
     def reference_copy(self, binary):
         """The cached reference, hash-checked, copied where only the reference's runs may run
@@ -514,16 +552,63 @@ class Grader:
             return None, f"{perf['what']}{at}: {why}"
         return programs, params, at
 
-    def perf_gate(self, task, programs, params, at):
+    def perf_gate(self, task, programs, params, at, ahead=None):
+        """ahead: {round: started round} (start_round), its first rounds started before the gate
+        took the GPU (gates()); the gate starts the others."""
         asked = time.time()
-        with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
-            got = time.time()
-            with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
-                self.perf_wait_s += got - asked
+        try:
+            with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
+                got = time.time()
+                with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
+                    self.perf_wait_s += got - asked
+                try:
+                    return self.gate(task, task["perf"], programs, params, at, ahead or {})
+                finally:
+                    self.note(run="gate", asked=asked, got=got, ended=time.time())
+        finally:
+            if not (self.gpu and self.gpu.alone()):  # (inside gates(): it reaps after its hold)
+                self.reap()
+
+    # How many timed runs a grading starts ahead, before its gates take the GPU alone (gates()):
+    # each holds a GPU context (about 0.5 GB of the GPU's memory) while it waits.
+    AHEAD = 8
+
+    def start_round(self, programs, params):
+        """(seed, {who: started run}): a round of a speed gate, its two timed runs started ahead
+        of their turn with the round's seed (--wait). Each opens the GPU and loads its code,
+        which runs nothing on the GPU, then waits for its go; meanwhile the gate runs the round
+        before it (or, for the first rounds, other graders have the GPU: gates()). In command 2
+        on an H200 (e176711) opening the GPU took 1.2 to 2.6 s of each of ch02's 20 timed runs (1.7
+        to 9.0 s in all), while the gate held the GPU alone against every other grader."""
+        seed, started = self.seed(), {}
+        try:
+            for who in ("reference", "student"):
+                binary, extra, show, as_reference = programs[who]
+                started[who] = self._start_driver(binary, "time", seed, self.timeout, None, as_reference,
+                                                  params + extra, show, waits=True)
+        except BaseException:
+            self.drop_round((seed, started))
+            raise
+        return seed, started
+
+    def drop_round(self, rnd):
+        """The runs of a round whose turn never came: stdin closed without a go (each ends at
+        once, having run nothing on the GPU), reaped later (reap: after the hold)."""
+        for started in rnd[1].values():
+            started["run"].go(False)
+            with self.clock:
+                self.dropped.append(started)
+        rnd[1].clear()
+
+    def reap(self):
+        """Wait for the dropped runs' end (their slots back, any process left killed)."""
+        with self.clock:
+            dropped, self.dropped = self.dropped, []
+        for started in dropped:
             try:
-                return self.gate(task, task["perf"], programs, params, at)
-            finally:
-                self.note(run="gate", asked=asked, got=got, ended=time.time())
+                self._end_driver(started, 10)
+            except Exception:  # noqa: BLE001  (its output is never read)
+                pass
 
     def gates(self, due, workers=1):
         """{key: (fast, what) or the exception it raised}: the second part of a grading, every
@@ -544,22 +629,41 @@ class Grader:
                 return e
         with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
             made = list(pool.map(ready, due))
+        # The first rounds of the gates, in the order they run, started before the GPU is held
+        # alone (start_round): at most AHEAD runs; a later gate starts its own.
+        ahead, count = [{} for _ in due], 0
+        try:
+            for rounds in range(1, PERF_DECIDED_AFTER + 1):
+                for k, ready_ in enumerate(made):
+                    if count + 2 > self.AHEAD:
+                        break
+                    if not isinstance(ready_, Exception) and ready_[0] is not None:
+                        ahead[k][rounds] = self.start_round(ready_[0], ready_[1])
+                        count += 2
+        except Exception:  # noqa: BLE001  (each gate starts its own rounds, and says why if it cannot)
+            pass
         out = {}
         asked = time.time()
-        with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
-            got = time.time()
-            with self.clock:
-                self.perf_wait_s += got - asked
-            for (key, task, ref, mine), ready_ in zip(due, made):
-                self.doing.task = task["id"]
-                if isinstance(ready_, Exception) or ready_[0] is None:
-                    out[key] = ready_ if isinstance(ready_, Exception) else (False, ready_[1])
-                    continue
-                try:
-                    out[key] = self.perf_gate(task, *ready_)
-                except Exception as e:  # noqa: BLE001
-                    out[key] = e
-            self.note(run="gates", asked=asked, got=got, ended=time.time(), count=len(due))
+        try:
+            with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
+                got = time.time()
+                with self.clock:
+                    self.perf_wait_s += got - asked
+                for (key, task, ref, mine), ready_, first in zip(due, made, ahead):
+                    self.doing.task = task["id"]
+                    if isinstance(ready_, Exception) or ready_[0] is None:
+                        out[key] = ready_ if isinstance(ready_, Exception) else (False, ready_[1])
+                        continue
+                    try:
+                        out[key] = self.perf_gate(task, *ready_, ahead=first)
+                    except Exception as e:  # noqa: BLE001
+                        out[key] = e
+                self.note(run="gates", asked=asked, got=got, ended=time.time(), count=len(due))
+        finally:
+            for first in ahead:
+                for rnd in first.values():
+                    self.drop_round(rnd)
+            self.reap()
         with self.clock:
             self.perf_s += time.time() - started
         return out
@@ -589,8 +693,19 @@ class Grader:
         return [(c, (m if fast else 0), m, said) if c == "perf" and p is None else (c, p, m, r)
                 for c, p, m, r in rows]
 
-    def gate(self, task, perf, programs, params, at):
-        """(fast, what): the rounds of a speed gate (perf), the GPU held alone."""
+    def gate(self, task, perf, programs, params, at, ahead=None):
+        """(fast, what): the rounds of a speed gate (perf), the GPU held alone. ahead: {round:
+        (seed, started runs)} started before (start_round); when a round begins, the next is
+        started too, so that each run's start-up is behind it when its turn comes. Rounds
+        started for turns that never came are dropped (drop_round)."""
+        ahead = ahead if ahead is not None else {}
+        try:
+            return self.gate_rounds(task, perf, programs, params, at, ahead)
+        finally:
+            for rnd in ahead.values():
+                self.drop_round(rnd)
+
+    def gate_rounds(self, task, perf, programs, params, at, ahead):
         best = {"reference": None, "student": None}
         ratios, fewer = [], ""
 
@@ -610,13 +725,16 @@ class Grader:
         rounds = 0
         while more(rounds):
             rounds += 1
-            seed = self.seed()
+            for r in (rounds, rounds + 1):
+                if r not in ahead and r <= PERF_ROUNDS_AT_MOST:
+                    ahead[r] = self.start_round(programs, params)
+            seed, started = ahead[rounds]
             outs, ms_of, timed_of = {}, {}, {}
             order = ("reference", "student")
             for who in (order if rounds % 2 else order[::-1]):
                 binary, extra, show, as_reference = programs[who]
-                rc, text, out = self.run_driver(binary, "time", seed, self.timeout, params=params + extra,
-                                                reference=as_reference, show=show)
+                rc, text, out = self.run_started(started.pop(who), binary, seed, params + extra,
+                                                 as_reference, show)
                 if rc != 0:
                     if who == "reference":
                         raise LabError(f"the reference failed its timed run (exit {rc}): {text[-400:]}")

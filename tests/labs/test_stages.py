@@ -175,6 +175,26 @@ class Fence(unittest.TestCase):
         finally:
             self.fence.give_slot(slot)
 
+    def test_a_waiting_run_runs_only_at_its_go(self):
+        # A timed run started ahead of its turn (Fence.start waits=True) waits on its stdin; go()
+        # writes its one byte, and a run finished without one reads end of file.
+        script = 'x=$(head -c 1); [ -n "$x" ] || exit 76; echo "turn $x"'
+        for go in (True, False):
+            slot = self.fence.take_slot()
+            try:
+                jail = self.fence.jail(self.dir, slot, f"w{time.time_ns()}")
+                run = self.fence.start(["/bin/sh", "-c", script], jail, slot, 20, waits=True)
+                time.sleep(0.5)
+                self.assertIsNone(run.proc.poll(), "it did not wait for its turn")
+                if go:
+                    run.go()
+                rc, out, _ = run.finish(20)
+            finally:
+                self.fence.give_slot(slot)
+            self.assertEqual((rc, out.strip()), (0, "turn g") if go else (76, ""))
+        # Any other run's stdin is closed.
+        self.assertEqual(self.run_fenced('x=$(head -c 1); echo "[$x]"')[1].strip(), "[]")
+
     def test_time_limit_kills_the_group(self):
         started = time.time()
         rc, _, _ = self.run_fenced("sleep 100 & sleep 100", timeout=2)
@@ -336,6 +356,42 @@ class Build(unittest.TestCase):
             b.verified(d / "driver")
 
 
+class FakeRun:
+    """A fenced run as the fakes below start it: go() or go(False) says whether its turn came."""
+    def __init__(self, said=None):
+        self.went, self.said = None, said
+
+    def go(self, go=True):
+        self.went = go
+        if self.said is not None:
+            self.said(go)
+
+
+def fake_runs(g, run_driver, said=None):
+    """Every run of grader g through one fake, run_driver (its arguments): the checked and plan
+    runs as g.run_driver, a timed run started ahead (Grader.start_round) when its go comes; one
+    whose turn never came runs nothing (driver.h: EXIT_CODE_NO_TURN). said(what, alone, run):
+    each start ("start"), go ("go", "drop") and end ("end"), and whether the GPU was held alone."""
+    tell = said or (lambda *a: None)
+    g.run_driver = run_driver
+
+    def start(binary, mode, seed, timeout, tool, reference, params, show, waits=False):
+        started = {"call": (binary, mode, seed, timeout, tool, reference, params, show), "waits": waits,
+                   "at": time.time()}
+        started["run"] = FakeRun(lambda go: tell("go" if go else "drop", g.gpu.alone(), started))
+        tell("start", g.gpu.alone(), started)
+        return started
+
+    def end(started, timeout):
+        tell("end", g.gpu.alone(), started)
+        if not started["run"].went:
+            return 76, "", None
+        binary, mode, seed, timeout, tool, reference, params, show = started["call"]
+        return run_driver(binary, mode, seed, timeout, tool=tool, reference=reference, params=params,
+                          show=show)
+    g._start_driver, g._end_driver = start, end
+
+
 def driver_file(path, records, end=True):
     with open(path, "wb") as f:
         for name, (t, a) in records.items():
@@ -483,8 +539,8 @@ class Score(unittest.TestCase):
                     f.write(f"time v {times[binary].pop(0)}\n".encode())
                     f.write(b"rec p f32 2\n" + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
                 return 0, "", out
-            g.run_driver = run_driver
             g.gpu = score.GpuLock(d / "gpu.lock")
+            fake_runs(g, run_driver)
             fast, said = g.perf(task, "ref", "mine")
             return fast, said, 7 - len(times["mine"])
 
@@ -524,6 +580,47 @@ class Score(unittest.TestCase):
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
 
+    def test_timed_runs_open_the_gpu_before_their_turn(self):
+        # Every timed run starts ahead of its turn (--wait: it opens the GPU, loads its code and
+        # waits) and runs only at its go, which comes while the GPU is held alone. A grading's
+        # first rounds start before its gates take the GPU (at most AHEAD runs); a round starts
+        # the next one; rounds whose turn never came end at once, and every run is reaped.
+        import array
+        d = Path(tempfile.mkdtemp())
+        tasks = [{"id": f"t.{k}", "perf": {"what": "speed", "variant": "v", "min_ratio": 0.7}} for k in (1, 2)]
+
+        def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
+            out = d / f"out-{os.urandom(4).hex()}"
+            with open(out, "wb") as f:
+                f.write(b"time v 2.0\nrec p f32 2\n" + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
+            return 0, "", out
+
+        for ahead, before in ((score.Grader.AHEAD, 8), (2, 2)):
+            g = score.Grader(None, None, d, 30, None, seed=1)
+            g.gpu = score.GpuLock(d / f"gpu-{ahead}.lock")
+            g.AHEAD = ahead
+            seen = []
+            fake_runs(g, run_driver, lambda what, alone, run: seen.append((what, alone, id(run), run)))
+            got = g.gates([(t["id"], t, "ref", "mine") for t in tasks])
+            self.assertEqual({k: v[0] for k, v in got.items()}, {"t.1": True, "t.2": True}, got)
+            starts = [e for e in seen if e[0] == "start"]
+            self.assertTrue(all(e[3]["waits"] and e[3]["call"][1] == "time" for e in starts))
+            self.assertEqual(sum(not e[1] for e in starts), before, ahead)  # before the hold
+            self.assertTrue(all(e[1] for e in seen if e[0] == "go"), "a go while the GPU was shared")
+            went = [e[2] for e in seen if e[0] == "go"]
+            self.assertEqual(len(went), 8)  # two gates, two rounds (both clearly fast), two runs each
+            for k, run_id in enumerate(went):  # each run started before the run before it ended
+                begun = next(i for i, e in enumerate(seen) if e[2] == run_id and e[0] == "start")
+                if k and (k % 4 or before == 8):  # (a gate past AHEAD starts its first round)
+                    ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
+                    self.assertLess(begun, ended, k)
+            dropped = [e[2] for e in seen if e[0] == "drop"]
+            self.assertEqual(len(dropped), 4)  # each gate's third round, started by its second
+            self.assertEqual(sorted(e[2] for e in seen if e[0] == "end"), sorted(e[2] for e in starts))
+            self.assertTrue(all(not e[1] for e in seen if e[0] == "end" and e[2] in dropped),
+                            "a dropped run was reaped while the GPU was held alone")
+            self.assertEqual(g.dropped, [])
+
     def test_a_schedule_is_timed_only_by_the_reference_carrying_out_each_plan(self):
         # A task with perf.plan (ch06.1): each build runs once in plan mode; the student's
         # binary runs nothing else. Every timed run is the reference's, carrying out a plan file
@@ -560,7 +657,8 @@ class Score(unittest.TestCase):
                     f.seek(0)
                     f.write(b"time v 2.0\n" + body)
                 return 0, "", out
-            g.run_driver = run_driver
+            g.gpu = score.GpuLock(g.scratch / "gpu.lock")
+            fake_runs(g, run_driver)
             fast, said = g.perf(task, "ref", "mine")
             return fast, said, calls
 
@@ -602,9 +700,9 @@ class Score(unittest.TestCase):
         src = (REPO / "labs" / "drivers" / "launcher.cu").read_text()
         i = src.index('"launcher: main at')
         fmt = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', src[i:src.index(",", src.index('launches', i))]))
-        line = fmt.replace("\\n", "") % (1795912618.5, 1795912619.25, 180.5, 2.0, 35.25, 120.0)
+        line = fmt.replace("\\n", "") % (1795912618.5, 1795912618.75, 1795912619.25, 180.5, 2.0, 35.25, 120.0)
         got = score.launcher_phases("some output\n" + line + "\nmore\n")
-        self.assertEqual(got, {"main_at": 1795912618.5, "done_at": 1795912619.25,
+        self.assertEqual(got, {"main_at": 1795912618.5, "go_at": 1795912618.75, "done_at": 1795912619.25,
                                "ms": {"context": 180.5, "module": 2.0, "inputs": 35.2, "launches": 120.0}})
         self.assertEqual(score.launcher_phases("a driver's run says nothing of the kind"), {})
         self.assertEqual(score.launcher_phases(None), {})
@@ -689,7 +787,7 @@ class Score(unittest.TestCase):
                 raise score.Tampered("a link in place of a file")
             return ("programs", [], "") if mine != "unready" else (None, "its plan was refused")
 
-        def perf_gate(task, programs, params, at):
+        def perf_gate(task, programs, params, at, ahead=None):
             with open(d / "gpu.lock", "a") as other:
                 with self.assertRaises(BlockingIOError):
                     fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
