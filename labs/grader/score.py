@@ -552,9 +552,14 @@ class Grader:
             return None, f"{perf['what']}{at}: {why}"
         return programs, params, at
 
-    def perf_gate(self, task, programs, params, at, ahead=None):
-        """ahead: {round: started round} (start_round), its first rounds started before the gate
-        took the GPU (gates()); the gate starts the others."""
+    def perf_gate(self, task, programs, params, at, way=None, k=0):
+        """A speed gate in a hold of the GPU alone (gates() holds it already for all of a
+        grading's gates). way, k: the runway its runs start on (runway()) and the gate's place on
+        it; without one, the gate makes its own and starts its first rounds before the hold."""
+        own = way is None
+        if own:
+            way = self.runway([(programs, params)])
+            self.top_up(way)
         asked = time.time()
         try:
             with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
@@ -562,24 +567,74 @@ class Grader:
                 with self.clock:  # (lab.py selftest reports how long the gates waited for the lock)
                     self.perf_wait_s += got - asked
                 try:
-                    return self.gate(task, task["perf"], programs, params, at, ahead or {})
+                    return self.gate(task, task["perf"], programs, params, at, way, k)
                 finally:
                     self.note(run="gate", asked=asked, got=got, ended=time.time())
         finally:
-            if not (self.gpu and self.gpu.alone()):  # (inside gates(): it reaps after its hold)
-                self.reap()
+            if own:
+                self.land(way)
 
-    # How many timed runs a grading starts ahead, before its gates take the GPU alone (gates()):
-    # each holds a GPU context (about 0.5 GB of the GPU's memory) while it waits.
-    AHEAD = 8
+    # How many timed runs wait ahead of their turn at most (runway): each holds a GPU context
+    # (about 0.5 GB of the GPU's memory), and contexts made at once wait for each other.
+    AHEAD = 6
+
+    def runway(self, gates):
+        """The timed runs of speed gates (gates: [(programs, params)], in the order they run),
+        started ahead of their turn (start_round) in that order: each gate's first
+        PERF_DECIDED_AFTER rounds, at most AHEAD runs waiting at a time (top_up), the next
+        started as each round is taken (take_round). A later round (a gate undecided after its
+        first ones) starts when it is due. In command 2 on an H200 (e176711) opening the GPU took
+        1.2 to 2.6 s of each of ch02's 20 timed runs (1.7 to 9.0 s in all), while the gate held
+        the GPU alone against every other grader."""
+        return {"gates": gates, "plan": [(k, r) for k in range(len(gates))
+                                         for r in range(1, PERF_DECIDED_AFTER + 1)],
+                "ready": {}, "taken": set(), "done": set()}
+
+    def top_up(self, way):
+        """Start planned rounds, in order, until AHEAD runs wait. A round that cannot start is
+        left to its gate, which starts it when it is due and says why if it cannot."""
+        while 2 * (len(way["ready"]) + 1) <= self.AHEAD:
+            todo = [kr for kr in way["plan"] if kr not in way["ready"] and kr not in way["taken"]
+                    and kr[0] not in way["done"]]
+            if not todo:
+                return
+            way["taken"].add(todo[0])  # (started here or never: its gate starts it if due)
+            try:
+                way["ready"][todo[0]] = self.start_round(*way["gates"][todo[0][0]])
+            except Exception:  # noqa: BLE001
+                return
+
+    def take_round(self, way, k, r):
+        """(seed, {who: started run}): round r of gate k, started ahead or now; then the next
+        planned rounds start."""
+        rnd = way["ready"].pop((k, r), None)
+        way["taken"].add((k, r))
+        if rnd is None:
+            rnd = self.start_round(*way["gates"][k])
+        self.top_up(way)
+        return rnd
+
+    def end_gate(self, way, k):
+        """Gate k is decided: its rounds still waiting are dropped, the next gates' start."""
+        way["done"].add(k)
+        self.drop_round(way.pop("current", (None, {})))  # its runs that had no turn (a failure)
+        for kr in [kr for kr in way["ready"] if kr[0] == k]:
+            self.drop_round(way["ready"].pop(kr))
+        self.top_up(way)
+
+    def land(self, way):
+        """Every run of the runway that never had its turn dropped, and all reaped (after the
+        hold: reaping waits for each process's end)."""
+        way["done"].update(range(len(way["gates"])))
+        for rnd in way["ready"].values():
+            self.drop_round(rnd)
+        way["ready"].clear()
+        self.reap()
 
     def start_round(self, programs, params):
         """(seed, {who: started run}): a round of a speed gate, its two timed runs started ahead
         of their turn with the round's seed (--wait). Each opens the GPU and loads its code,
-        which runs nothing on the GPU, then waits for its go; meanwhile the gate runs the round
-        before it (or, for the first rounds, other graders have the GPU: gates()). In command 2
-        on an H200 (e176711) opening the GPU took 1.2 to 2.6 s of each of ch02's 20 timed runs (1.7
-        to 9.0 s in all), while the gate held the GPU alone against every other grader."""
+        which runs nothing on the GPU, then waits for its go (runway)."""
         seed, started = self.seed(), {}
         try:
             for who in ("reference", "student"):
@@ -617,7 +672,8 @@ class Grader:
         the gates run one after another in ONE hold of the GPU alone. A gate takes the GPU only
         once the runs on it have drained, and no run starts while it waits: each gate of a
         grading taken on its own, between the checks, stalled every grader of the machine for
-        its drain (on an H200, in command 2: up to 34 s before one of ch02's gates began)."""
+        its drain (on an H200, in command 2: up to 34 s before one of ch02's gates began). The
+        first timed runs start before the hold (runway), while the GPU drains."""
         started = time.time()
 
         def ready(job):
@@ -629,41 +685,28 @@ class Grader:
                 return e
         with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
             made = list(pool.map(ready, due))
-        # The first rounds of the gates, in the order they run, started before the GPU is held
-        # alone (start_round): at most AHEAD runs; a later gate starts its own.
-        ahead, count = [{} for _ in due], 0
-        try:
-            for rounds in range(1, PERF_DECIDED_AFTER + 1):
-                for k, ready_ in enumerate(made):
-                    if count + 2 > self.AHEAD:
-                        break
-                    if not isinstance(ready_, Exception) and ready_[0] is not None:
-                        ahead[k][rounds] = self.start_round(ready_[0], ready_[1])
-                        count += 2
-        except Exception:  # noqa: BLE001  (each gate starts its own rounds, and says why if it cannot)
-            pass
+        timed = [k for k, r in enumerate(made) if not isinstance(r, Exception) and r[0] is not None]
+        way = self.runway([made[k][:2] for k in timed])
         out = {}
-        asked = time.time()
         try:
+            self.top_up(way)
+            asked = time.time()
             with (self.gpu.hold(alone=True) if self.gpu else contextlib.nullcontext()):
                 got = time.time()
                 with self.clock:
                     self.perf_wait_s += got - asked
-                for (key, task, ref, mine), ready_, first in zip(due, made, ahead):
+                for n, ((key, task, ref, mine), ready_) in enumerate(zip(due, made)):
                     self.doing.task = task["id"]
                     if isinstance(ready_, Exception) or ready_[0] is None:
                         out[key] = ready_ if isinstance(ready_, Exception) else (False, ready_[1])
                         continue
                     try:
-                        out[key] = self.perf_gate(task, *ready_, ahead=first)
+                        out[key] = self.perf_gate(task, *ready_, way=way, k=timed.index(n))
                     except Exception as e:  # noqa: BLE001
                         out[key] = e
                 self.note(run="gates", asked=asked, got=got, ended=time.time(), count=len(due))
         finally:
-            for first in ahead:
-                for rnd in first.values():
-                    self.drop_round(rnd)
-            self.reap()
+            self.land(way)
         with self.clock:
             self.perf_s += time.time() - started
         return out
@@ -693,19 +736,16 @@ class Grader:
         return [(c, (m if fast else 0), m, said) if c == "perf" and p is None else (c, p, m, r)
                 for c, p, m, r in rows]
 
-    def gate(self, task, perf, programs, params, at, ahead=None):
-        """(fast, what): the rounds of a speed gate (perf), the GPU held alone. ahead: {round:
-        (seed, started runs)} started before (start_round); when a round begins, the next is
-        started too, so that each run's start-up is behind it when its turn comes. Rounds
-        started for turns that never came are dropped (drop_round)."""
-        ahead = ahead if ahead is not None else {}
+    def gate(self, task, perf, programs, params, at, way, k):
+        """(fast, what): the rounds of a speed gate (perf), the GPU held alone, its runs taken
+        from the runway (way, k: runway()). Its rounds still waiting when it is decided are
+        dropped (end_gate)."""
         try:
-            return self.gate_rounds(task, perf, programs, params, at, ahead)
+            return self.gate_rounds(task, perf, programs, params, at, way, k)
         finally:
-            for rnd in ahead.values():
-                self.drop_round(rnd)
+            self.end_gate(way, k)
 
-    def gate_rounds(self, task, perf, programs, params, at, ahead):
+    def gate_rounds(self, task, perf, programs, params, at, way, k):
         best = {"reference": None, "student": None}
         ratios, fewer = [], ""
 
@@ -725,10 +765,7 @@ class Grader:
         rounds = 0
         while more(rounds):
             rounds += 1
-            for r in (rounds, rounds + 1):
-                if r not in ahead and r <= PERF_ROUNDS_AT_MOST:
-                    ahead[r] = self.start_round(programs, params)
-            seed, started = ahead[rounds]
+            seed, started = way["current"] = self.take_round(way, k, rounds)
             outs, ms_of, timed_of = {}, {}, {}
             order = ("reference", "student")
             for who in (order if rounds % 2 else order[::-1]):

@@ -582,44 +582,59 @@ class Score(unittest.TestCase):
 
     def test_timed_runs_open_the_gpu_before_their_turn(self):
         # Every timed run starts ahead of its turn (--wait: it opens the GPU, loads its code and
-        # waits) and runs only at its go, which comes while the GPU is held alone. A grading's
-        # first rounds start before its gates take the GPU (at most AHEAD runs); a round starts
-        # the next one; rounds whose turn never came end at once, and every run is reaped.
+        # waits) and runs only at its go, which comes while the GPU is held alone. The runs start
+        # in the order they run: the gates' first two rounds, gate after gate, at most AHEAD
+        # waiting, the first ones before the gates take the GPU; a later round when it is due.
+        # Runs whose turn never came (their gate was decided) end at once; every run is reaped,
+        # after the hold.
         import array
         d = Path(tempfile.mkdtemp())
         tasks = [{"id": f"t.{k}", "perf": {"what": "speed", "variant": "v", "min_ratio": 0.7}} for k in (1, 2)]
 
-        def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
-            out = d / f"out-{os.urandom(4).hex()}"
-            with open(out, "wb") as f:
-                f.write(b"time v 2.0\nrec p f32 2\n" + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
-            return 0, "", out
-
-        for ahead, before in ((score.Grader.AHEAD, 8), (2, 2)):
+        def grade(ahead, slow=(), fails=()):
+            def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
+                out = d / f"out-{os.urandom(4).hex()}"
+                ms = 2.5 if binary in slow else 2.0
+                with open(out, "wb") as f:
+                    f.write(f"time v {ms}\nrec p f32 2\n".encode() + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
+                return (1 if binary in fails else 0), "", out
             g = score.Grader(None, None, d, 30, None, seed=1)
-            g.gpu = score.GpuLock(d / f"gpu-{ahead}.lock")
+            g.gpu = score.GpuLock(d / f"gpu-{os.urandom(3).hex()}.lock")
             g.AHEAD = ahead
             seen = []
             fake_runs(g, run_driver, lambda what, alone, run: seen.append((what, alone, id(run), run)))
-            got = g.gates([(t["id"], t, "ref", "mine") for t in tasks])
-            self.assertEqual({k: v[0] for k, v in got.items()}, {"t.1": True, "t.2": True}, got)
+            got = g.gates([(t["id"], t, f"ref{k}", f"mine{k}") for k, t in enumerate(tasks, 1)])
             starts = [e for e in seen if e[0] == "start"]
             self.assertTrue(all(e[3]["waits"] and e[3]["call"][1] == "time" for e in starts))
-            self.assertEqual(sum(not e[1] for e in starts), before, ahead)  # before the hold
             self.assertTrue(all(e[1] for e in seen if e[0] == "go"), "a go while the GPU was shared")
-            went = [e[2] for e in seen if e[0] == "go"]
-            self.assertEqual(len(went), 8)  # two gates, two rounds (both clearly fast), two runs each
-            for k, run_id in enumerate(went):  # each run started before the run before it ended
-                begun = next(i for i, e in enumerate(seen) if e[2] == run_id and e[0] == "start")
-                if k and (k % 4 or before == 8):  # (a gate past AHEAD starts its first round)
-                    ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
-                    self.assertLess(begun, ended, k)
             dropped = [e[2] for e in seen if e[0] == "drop"]
-            self.assertEqual(len(dropped), 4)  # each gate's third round, started by its second
             self.assertEqual(sorted(e[2] for e in seen if e[0] == "end"), sorted(e[2] for e in starts))
             self.assertTrue(all(not e[1] for e in seen if e[0] == "end" and e[2] in dropped),
                             "a dropped run was reaped while the GPU was held alone")
             self.assertEqual(g.dropped, [])
+            return {k: v[0] for k, v in got.items()}, seen, dropped
+
+        for ahead, before in ((score.Grader.AHEAD, 6), (2, 2)):
+            got, seen, dropped = grade(ahead)
+            self.assertEqual(got, {"t.1": True, "t.2": True})
+            self.assertEqual(sum(not e[1] for e in seen if e[0] == "start"), before, ahead)
+            went = [e[2] for e in seen if e[0] == "go"]
+            self.assertEqual((len(went), dropped), (8, []))  # two gates, two clear rounds each
+            for k in range(1, len(went)):  # each run started before the run before it ended
+                begun = next(i for i, e in enumerate(seen) if e[2] == went[k] and e[0] == "start")
+                ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
+                self.assertLess(begun, ended, (ahead, k))
+        # Not clearly fast: a third round, started when it is due, the GPU held.
+        got, seen, dropped = grade(2, slow={"mine1"})
+        self.assertEqual((got, dropped), ({"t.1": True, "t.2": True}, []))
+        self.assertEqual(len([e for e in seen if e[0] == "go"]), 10)
+        # A student's timed run that fails decides its gate: its second round never runs.
+        got, seen, dropped = grade(6, fails={"mine1"})
+        self.assertEqual(got, {"t.1": False, "t.2": True})
+        self.assertEqual((len([e for e in seen if e[0] == "go"]), len(dropped)), (6, 2))
+        first_of_t2 = next(i for i, e in enumerate(seen) if e[0] == "go" and e[3]["call"][0] == "ref2")
+        self.assertTrue(all(i < first_of_t2 for i, e in enumerate(seen) if e[0] == "drop"),
+                        "a decided gate's rounds kept waiting while the next gate ran")
 
     def test_a_schedule_is_timed_only_by_the_reference_carrying_out_each_plan(self):
         # A task with perf.plan (ch06.1): each build runs once in plan mode; the student's
@@ -787,7 +802,7 @@ class Score(unittest.TestCase):
                 raise score.Tampered("a link in place of a file")
             return ("programs", [], "") if mine != "unready" else (None, "its plan was refused")
 
-        def perf_gate(task, programs, params, at, ahead=None):
+        def perf_gate(task, programs, params, at, way=None, k=0):
             with open(d / "gpu.lock", "a") as other:
                 with self.assertRaises(BlockingIOError):
                     fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
