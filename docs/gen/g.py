@@ -20,6 +20,7 @@ blocks of chapter 2 use the core alone. This module gathers them under one name,
 (README.md, docs/ci.md) itself.
 """
 import glob
+import gzip
 import json
 import os
 import re
@@ -138,7 +139,8 @@ def _later_gpu_log(record):
         return None
     when, about, path = max(logs, key=lambda l: l[0])  # a date, or a date and time (one day's logs)
     day = when[:10]
-    text = open(path).read()
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:  # (a log may be gzipped)
+        text = f.read()
     times = re.search(r"^Times: setup (\d+) s, configure (\d+) s, build (\d+) s, tests (\d+) s", text, re.M)
     summary = re.search(r"^Summary: (\d+) tests, (\d+) passed, (\d+) failed, (\d+) skipped", text, re.M)
     if not times or not summary:
