@@ -67,8 +67,47 @@ def main():
     print(json.dumps(answers))
 
 
+# The file a location is in, by name, as SourceLocation.file.name gives it (the same call,
+# clang_getInstantiationLocation, then clang_getFileName), with each file's name looked up once:
+# the translation unit's top level has some 20,000 cursors (the toolkit's declarations, and its
+# macros' definitions and expansions, which the detailed preprocessing record keeps), and for
+# each, the binding's location, file and name objects were most of a region's time. The names
+# are kept for one parse only.
+_raw = None
+_names = {}
+
+
+def file_name(loc):
+    global _raw
+    if _raw is None:
+        _raw = ctypes.CDLL(ci.conf.get_filename())  # its own function objects: the binding's keep theirs
+        _raw.clang_getInstantiationLocation.argtypes = [ci.SourceLocation, ctypes.POINTER(ctypes.c_void_p),
+                                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        _raw.clang_getInstantiationLocation.restype = None
+        _raw.clang_getFileName.argtypes = [ctypes.c_void_p]
+        _raw.clang_getFileName.restype = ci._CXString
+    f = ctypes.c_void_p()
+    _raw.clang_getInstantiationLocation(loc, ctypes.byref(f), None, None, None)
+    if not f.value:
+        return None
+    name = _names.get(f.value)
+    if name is None:
+        name = _names[f.value] = ci._CXString.from_result(_raw.clang_getFileName(f.value))
+    return name
+
+
 def region(tu, main_path, job, binop, binop_name, unop, unop_name):
     first, last = job["first"], job["last"]
+    _names.clear()  # (a reparse may free a file's entry and give its address to another file)
+    cursor_location = lib_fn("clang_getCursorLocation", [ci.Cursor], ci.SourceLocation)
+    cursor_extent = lib_fn("clang_getCursorExtent", [ci.Cursor], ci.SourceRange)
+    range_start = lib_fn("clang_getRangeStart", [ci.SourceRange], ci.SourceLocation)
+
+    def main_file(cur):
+        """Whether a cursor's location or its extent's start is in the main file (by name): collect()
+        keeps no other (a macro's expansion only where its location is in the region)."""
+        return (file_name(cursor_location(cur)) == main_path
+                or file_name(range_start(cursor_extent(cur))) == main_path)
 
     def in_main(loc):
         return loc.file is not None and loc.file.name == main_path
@@ -133,6 +172,8 @@ def region(tu, main_path, job, binop, binop_name, unop, unop_name):
 
     def collect(cur):
         for ch in cur.get_children():
+            if not main_file(ch):  # (a header's: nothing below would keep it)
+                continue
             if not in_main(ch.location) and ch.kind != ci.CursorKind.MACRO_INSTANTIATION:
                 ext = ch.extent
                 if not (ext.start.file and ext.start.file.name == main_path):
