@@ -10,8 +10,7 @@
 // file, so the timings and digests are the launcher's. The reference's kernels run through the
 // same launcher, alternated with the student's: the same program on both sides.
 //
-//   launcher --module FILE --kernel MANGLED_NAME --seed S --out FILE --time [--wait] --param
-//   NAME=V...
+//   launcher --module FILE --kernel MANGLED --seed S --out FILE --time [--wait] --param N=V...
 //
 // The kernels it knows, with the launch the course's program makes:
 //   add(a, b, c, n)       ch02.2: --param n, threads; blocks: as many as fill the GPU

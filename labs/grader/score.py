@@ -575,7 +575,7 @@ class Grader:
                 self.land(way)
 
     # How many timed runs wait ahead of their turn at most (runway): each holds a GPU context, and
-    # its memory, while it waits, and contexts opened together are slower (command 2 on an H200
+    # its memory, while it waits, and contexts opened together were slower (command 2 on an H200
     # at a302223: eight opened at once took 5.4 to 6.3 s each, against 1.2 to 2.6 s at e176711).
     AHEAD = 6
 
