@@ -589,7 +589,10 @@ class Score(unittest.TestCase):
         # after the hold.
         import array
         d = Path(tempfile.mkdtemp())
-        tasks = [{"id": f"t.{k}", "perf": {"what": "speed", "variant": "v", "min_ratio": 0.7}} for k in (1, 2)]
+        def tasks_of(count):
+            return [{"id": f"t.{k}", "perf": {"what": "speed", "variant": "v", "min_ratio": 0.7}}
+                    for k in range(1, count + 1)]
+        tasks = tasks_of(2)
 
         def grade(ahead, slow=(), fails=()):
             def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
@@ -624,6 +627,26 @@ class Score(unittest.TestCase):
                 begun = next(i for i, e in enumerate(seen) if e[2] == went[k] and e[0] == "start")
                 ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
                 self.assertLess(begun, ended, (ahead, k))
+        # Five gates (ch02's self-test has as many): never more than AHEAD runs waiting besides
+        # the round being run, and each run still started before the run before it ended.
+        tasks = tasks_of(5)
+        got, seen, dropped = grade(score.Grader.AHEAD)
+        self.assertEqual((got, dropped), ({t["id"]: True for t in tasks}, []))
+        waiting, most = set(), 0
+        for what, _, run_id, _ in seen:
+            if what == "start":
+                waiting.add(run_id)
+            elif what in ("go", "drop"):
+                waiting.discard(run_id)
+            most = max(most, len(waiting))
+        self.assertLessEqual(most, score.Grader.AHEAD + 2)
+        went = [e[2] for e in seen if e[0] == "go"]
+        self.assertEqual(len(went), 20)
+        for k in range(1, len(went)):
+            begun = next(i for i, e in enumerate(seen) if e[2] == went[k] and e[0] == "start")
+            ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
+            self.assertLess(begun, ended, k)
+        tasks = tasks_of(2)
         # Not clearly fast: a third round, started when it is due, the GPU held.
         got, seen, dropped = grade(2, slow={"mine1"})
         self.assertEqual((got, dropped), ({"t.1": True, "t.2": True}, []))
