@@ -184,13 +184,83 @@ def write_times(path, phases, log, counts, gated, ok, preset):
           f" ({os.path.relpath(path)})")
 
 
+# A GoogleTest binary run whole: one ctest test, <ch>.<program>.gtest (.gtest.<binary> for a
+# program's second binary), whose cases are in the report it wrote (cmake/CudaExamples.cmake).
+GTEST_BINARY = re.compile(r"\.gtest(\.[\w+-]+)?$")
+
+
+def _case(name, status, failure=None, skipped=None, output=""):
+    case = ET.Element("testcase", name=name, status=status)
+    if failure is not None:
+        ET.SubElement(case, "failure", message=failure)
+    if skipped is not None:
+        ET.SubElement(case, "skipped", message=skipped)
+    ET.SubElement(case, "system-out").text = output
+    return case
+
+
+def gtest_cases(case, folder):
+    """The cases of a GoogleTest binary's test, each as a ctest testcase named
+    <ch>.<program>.<Suite>.<Test>, from FOLDER/gtest/<test>.xml (GoogleTest's XML report).
+    tests/gtest_main.cpp removes the report before the first case runs, so a binary that exited
+    0 or 77 wrote the one read here. One that failed may have died before writing it (an older
+    report may be there): it counts as failed whatever the report says, and without a failed
+    case in the report it is listed itself."""
+    name = case.get("name", "?")
+    prefix = name[:GTEST_BINARY.search(name).start()]
+    skip = case.find("skipped")
+    if skip is not None and skip.get("message", "") == "Unable to find executable":
+        return [case]
+    failed = (case.find("failure") is not None or case.find("error") is not None
+              or case.get("status") == "fail")
+    report = os.path.join(folder, "gtest", name + ".xml")
+    try:
+        root = ET.parse(report).getroot()
+    except (OSError, ET.ParseError) as e:
+        if skip is not None:
+            return [case]
+        why = "no readable report" if not failed else "it failed, and left no readable report"
+        return [_case(f"{name} ({why}: {e})", "fail", failure=why,
+                      output=(case.findtext("system-out") or ""))]
+    out = []
+    for suite in root.iter("testsuite"):
+        for test in suite.iter("testcase"):
+            full = f"{prefix}.{suite.get('name')}.{test.get('name')}"
+            failure = test.find("failure")
+            skipped = test.find("skipped")
+            if failure is not None:
+                out.append(_case(full, "fail", failure=failure.get("message", "")[:500],
+                                 output=failure.text or ""))
+            elif skipped is not None or test.get("result") == "skipped":
+                # "tests/gpu_test.h:22\nno CUDA device: ..." -> "no CUDA device: ..."
+                lines = (skipped.get("message", "") if skipped is not None else "").splitlines()
+                if lines and re.match(r"^\S+:\d+$", lines[0]):
+                    lines = lines[1:]
+                reason = " ".join(line.strip() for line in lines if line.strip()) or "skipped"
+                out.append(_case(full, "notrun", skipped=reason, output=reason))
+            elif test.get("status", "run") == "run" and test.get("result", "completed") == "completed":
+                out.append(_case(full, "run"))
+    if failed and not any(c.get("status") == "fail" for c in out):
+        out.append(_case(f"{name} (failed: no failed case in its report)", "fail",
+                         failure="exit status", output=(case.findtext("system-out") or "")))
+    if not out and not failed:
+        out.append(_case(f"{name} (its report lists no case)", "fail", failure="no case"))
+    return out
+
+
 def summarise(path, gated=False, also=()):
     # A test in several files (a fixture both passes ran) counts once, as it ran last.
     cases = {}
     for one in [path, *also]:
+        folder = os.path.dirname(os.path.abspath(one))
         for case in ET.parse(one).getroot().iter("testcase"):
-            cases.pop(case.get("name", "?"), None)
-            cases[case.get("name", "?")] = case
+            name = case.get("name", "?")
+            each = [case]
+            if GTEST_BINARY.search(name) and ".sanitize." not in name:
+                each = gtest_cases(case, folder)
+            for c in each:
+                cases.pop(c.get("name", "?"), None)
+                cases[c.get("name", "?")] = c
     cases = cases.values()
     passed, failed, skipped = [], [], {}
     details, titles = {}, {}
