@@ -44,21 +44,6 @@ function(_cuda_examples_chapter out)
   set(${out} "${_ch}" PARENT_SCOPE)
 endfunction()
 
-# CUDA_EXAMPLES_YIELD: the prefix of a test's command that has it yield the CPU to the tests beside
-# it (nice -n 10): for the tests that keep many cores busy with nvcc and time nothing (the
-# standalone compiles, trace.gpu, lab.skeletons_compile), so that nice changes how long they take,
-# never what they assert. In command 2 on an H200 (bd48091) the lab self-tests' runs, the longest
-# path, waited for their share of the busy cores (ch02's check runs: 6.2 s each on average there,
-# about 1 s on an idle machine). Not the lint tests: a clang parse has a wall-clock limit
-# (region_ast.TIME_LIMIT), and under nice at 01e1535 their parses ran out of it (24 "did not finish
-# parsing" lines in that log); they parse on half the cores instead.
-find_program(CUDA_EXAMPLES_NICE nice)
-mark_as_advanced(CUDA_EXAMPLES_NICE)
-set(CUDA_EXAMPLES_YIELD)
-if(CUDA_EXAMPLES_NICE)
-  set(CUDA_EXAMPLES_YIELD "${CUDA_EXAMPLES_NICE}" -n 10)
-endif()
-
 function(add_example name source)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   add_executable(${name} ${source})
@@ -69,14 +54,13 @@ function(add_example name source)
   set_property(GLOBAL APPEND PROPERTY CUDA_EXAMPLES_PROGRAMS "${name}")
   if(CUDA_EXAMPLES_STANDALONE_TESTS AND BUILD_TESTING)
     add_test(NAME ${ch}.${name}.standalone
-      COMMAND ${CUDA_EXAMPLES_YIELD} "${CMAKE_COMMAND}"
+      COMMAND "${CMAKE_COMMAND}"
         "-DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/${source}"
         "-DCOMMON=${PROJECT_SOURCE_DIR}/common"
         "-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/standalone/${name}"
         "-DNVCC=${CMAKE_CUDA_COMPILER}"
         -P "${PROJECT_SOURCE_DIR}/cmake/standalone_compile.cmake")
-    # COST: a compile of 5 to 20 s; ctest starts the costliest tests first on a fresh clone (the
-    # GPU runs and GoogleTest binaries, 16, before these). It yields the CPU (nice): it times nothing.
+    # COST: a compile of 5 to 20 s; ctest starts the costliest tests first on a fresh clone.
     set_tests_properties(${ch}.${name}.standalone PROPERTIES LABELS "cpu;standalone" TIMEOUT 900
       COST 15)
   endif()
@@ -100,14 +84,8 @@ function(add_example_run name)
   endif()
   # These runs share the GPU with other tests (ctest -j): their lesson timings are printed
   # but cannot fail them (common/report.h); the lesson tests below run alone.
-  # COST 16: started in the first wave with the GoogleTest binaries, while the compiles keep the
-  # CPU busy, and before the standalone compiles (15). Without a COST, a fresh clone's ctest ran
-  # its 64 runs last, in the side-by-side pass's final 30 s (command 2 on an H200 at be5da94),
-  # when ch02's self-test held the GPU for its speed gates (24 s; two of its 20 timed runs took
-  # 6.3 and 5.8 s, the others 0.1 to 1.6 s) and the other self-tests waited for it.
   set_tests_properties(${ch}.${name}.${ARG_TEST} PROPERTIES
-    LABELS "gpu;run" SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT CUDA_EXAMPLES_LESSONS=report
-    COST 16)
+    LABELS "gpu;run" SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT CUDA_EXAMPLES_LESSONS=report)
   if(CUDA_EXAMPLES_SANITIZER AND NOT ARG_NO_SANITIZE)
     foreach(tool IN LISTS CUDA_EXAMPLES_SANITIZER_TOOLS)
       set(_test ${ch}.${name}.sanitize.${tool}.${ARG_TEST})
