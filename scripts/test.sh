@@ -20,9 +20,6 @@
 # test preset names in CMakePresets.json, vendor.cuda-examples.junit), and how long
 # each step took, <build folder>/times.json (times-planted-bugs.json; tools/ci_record.py keeps it
 # as the record README's times come from).
-# The tests labelled nobuild (the lab self-tests, trace.gpu, the lint tests: they read the sources
-# and run nvcc or libclang themselves) start beside the build, in a ctest of their own
-# (junit-beside-build.xml, counted in the summary); the rest run after it, in two passes (below).
 # With CUDA_EXAMPLES_REQUIRE_GPU=1 (the gpu presets set it), the only skips allowed are the tests
 # that need more GPUs than the machine has; any other skip fails the run, named.
 # CUDA_EXAMPLES_MUTANTS=off (or -DCUDA_EXAMPLES_MUTANTS=off) leaves the planted bugs out of the
@@ -89,27 +86,7 @@ configure_args=()
 [ $planted = 1 ] && export CUDA_EXAMPLES_PLANTED_BUGS=1
 cmake --preset "$preset" "${configure_args[@]}"
 t2=$(now)
-# The long tests that use nothing the build makes (label nobuild: the lab self-tests, trace.gpu, the
-# lint tests read the sources and run nvcc or libclang themselves) start now, beside the build,
-# in a ctest of their own, and the side-by-side pass leaves them out by name. The self-tests are
-# command 2's longest path, and the build keeps the CPU busy for a fraction of their time.
-early_pid="" early_junit=$build_dir/junit-beside-build$suffix.xml early_log=$build_dir/test-beside-build$suffix.log
-early=""
-# (Not where ctest is given arguments of yours, -R NAME: then one pass runs what they select.)
-if [ $planted = 0 ] && [ "$pass" != lesson ] && [ $# = 0 ]; then
-  rm -f "$early_junit" "$early_log"
-  early=$(python3 scripts/test_summary.py --preset "$tests" --beside-build-regex 2>/dev/null || true)
-  if [ -n "$early" ]; then
-    CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" -R "$early" \
-      --output-junit "$(realpath -m "$early_junit")" >"$early_log" 2>&1 &
-    early_pid=$!
-    echo "test.sh: the tests that need no build (label nobuild) run beside it (their log: $early_log)"
-  fi
-fi
-if ! cmake --build --preset "$preset" -j "$jobs"; then
-  [ -z "$early_pid" ] || wait "$early_pid" || true   # nothing of this run left behind
-  exit 1
-fi
+cmake --build --preset "$preset" -j "$jobs"
 if [ $planted = 1 ]; then
   # Not part of `all`: the patched copies, built like the real programs (without a GPU only
   # compiled, to PTX: tests/mutants/README.md). The build is the proof that every patch applies
@@ -187,18 +164,10 @@ if [ "$pass" != lesson ]; then
   # run, `ctest -N` too (test_summary.py, preset_junit).
   junit_args=()
   [ -n "$junit" ] && junit_args=(--output-junit "$junit")
-  leave_out=$second
-  [ -n "$early" ] && leave_out=${leave_out:+$leave_out|}$early
-  CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" ${leave_out:+-E "$leave_out"} "${junit_args[@]}" "$@" 2>&1 |
+  CUDA_EXAMPLES_LESSONS=report ctest --preset "$tests" -j "$jobs" ${second:+-E "$second"} "${junit_args[@]}" "$@" 2>&1 |
     tee -a "$log" | drop_did_not_run
   status=${PIPESTATUS[0]}
   [ "$counters_status" = 0 ] || status=1
-  if [ -n "$early_pid" ]; then
-    wait "$early_pid" || status=1
-    echo "The tests that need no build, started beside it:"
-    drop_did_not_run <"$early_log"
-    cat "$early_log" >>"$log"
-  fi
 fi
 if [ "$pass" = side ]; then
   t4=$(now)
@@ -224,7 +193,7 @@ if [ -n "$junit" ]; then
   # The gpu presets set CUDA_EXAMPLES_REQUIRE_GPU=1 for ctest; the summary reads the preset's
   # environment too, and then fails the run on any skip but "needs N GPUs". With --pass lesson,
   # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
-  also=(--also "$lesson_junit" --also "$(realpath -m "$early_junit")")
+  also=(--also "$lesson_junit")
   [ $planted = 1 ] && also+=(--also "$(realpath -m "$counters_junit")")
   python3 scripts/test_summary.py --preset "$tests" "${also[@]}" --ctest-log "$log" \
     --times "$build_dir/times$suffix.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \

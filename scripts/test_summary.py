@@ -11,8 +11,6 @@ output, which ctest keeps in its JUnit file.
         that need the GPU to themselves (label lesson), as one ctest regex for -E:
         scripts/test.sh's first pass leaves them out by name, since ctest ignores -LE where the
         test preset has an exclude label of its own (ours: "sanitize")
-    python3 scripts/test_summary.py --preset gpu --beside-build-regex   the same for the tests
-        labelled nobuild (they use nothing the build makes: scripts/test.sh starts them beside it)
 
 scripts/test.sh and scripts/sanitize.sh call it after ctest, with --times (how long each step
 took, and each label's summed test time from ctest's log: written as JSON for the record that
@@ -341,15 +339,12 @@ def summarise(path, gated=False, also=()):
 # self-tests time submissions too, but their speed gates are built for a shared GPU: they run in
 # the side-by-side pass.)
 SECOND_PASS_LABELS = "^lesson$"
-# The long tests that use nothing the build makes (the lab self-tests, trace.gpu, the lint tests:
-# sources, nvcc and libclang only): scripts/test.sh starts them beside the build. Never a lesson.
-BESIDE_BUILD_LABELS = "^nobuild$"
 
 
-def second_pass_regex(where, labels=SECOND_PASS_LABELS):
-    """"^(a|b|...)$" matching exactly the tests with a label LABELS matches (default: lesson; where: ctest's --preset P
+def second_pass_regex(where):
+    """"^(a|b|...)$" matching exactly the tests labelled lesson (where: ctest's --preset P
     or --test-dir D arguments); "" when there are none. Each name is escaped for ctest's regex."""
-    listed = subprocess.run(["ctest", *where, "-N", "-L", labels, "--show-only=json-v1"],
+    listed = subprocess.run(["ctest", *where, "-N", "-L", SECOND_PASS_LABELS, "--show-only=json-v1"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True,
                             cwd=ROOT).stdout
     names = [t["name"] for t in json.loads(listed).get("tests", [])]
@@ -366,10 +361,7 @@ def main():
     parser.add_argument("--second-pass-regex", action="store_true",
                         help="only print a regex of the names of the tests labelled lesson "
                              "(for ctest -E)")
-    parser.add_argument("--beside-build-regex", action="store_true",
-                        help="only print a regex of the names of the tests labelled nobuild")
-    parser.add_argument("--test-dir", help="(--second-pass-regex, --beside-build-regex) a build "
-                                           "folder instead of --preset")
+    parser.add_argument("--test-dir", help="(--second-pass-regex) a build folder instead of --preset")
     parser.add_argument("--also", action="append", default=[], metavar="JUNIT",
                         help="another JUnit file of the same run (a second ctest pass), if it exists")
     parser.add_argument("--ctest-log", help="ctest's output (for its Label Time Summary)")
@@ -378,10 +370,8 @@ def main():
                         help="a step's wall-clock start and end (seconds since the epoch); "
                              "a name given twice adds up")
     opts = parser.parse_args()
-    if opts.second_pass_regex or opts.beside_build_regex:
-        where = ["--test-dir", opts.test_dir] if opts.test_dir else ["--preset", opts.preset]
-        print(second_pass_regex(where, SECOND_PASS_LABELS if opts.second_pass_regex
-                                else BESIDE_BUILD_LABELS))
+    if opts.second_pass_regex:
+        print(second_pass_regex(["--test-dir", opts.test_dir] if opts.test_dir else ["--preset", opts.preset]))
         return 0
     if bool(opts.junit) == bool(opts.preset):
         parser.error("give a JUnit file or --preset NAME (one of them)")

@@ -14,8 +14,6 @@ Within the planted bugs' tier, scripts/test.sh runs each test once, in one of th
 counters checks beside the build (-L counters -LE mutant), the side-by-side pass (every test not
 labelled lesson), the second pass (label lesson, less the counters checks, by the regex test.sh
 gives ctest's -E, read from test.sh itself).
-And the tests labelled nobuild (the lab self-tests among them), which test.sh starts beside the
-build: with the first and the second pass, every test of command 2 runs once.
     python3 tests/test_first_pass.py BUILD_DIR"""
 import json
 import re
@@ -55,32 +53,7 @@ def main():
     if wrong:
         print("FAILED: the first pass gets these wrong:", ", ".join(sorted(wrong)[:10]))
         return 1
-    return beside_build(build, everything, lessons, selftests) or tiers(build, everything)
-
-
-def beside_build(build, everything, lessons, selftests):
-    """scripts/test.sh starts the tests labelled nobuild beside the build (by the regex of
-    --beside-build-regex) and leaves them out of its first pass by name with the lessons: the
-    three places hold every test of the build folder once, the lab self-tests beside the build,
-    no lesson there."""
-    script = (Path(__file__).resolve().parent.parent / "scripts" / "test.sh").read_text()
-    if 'leave_out=${leave_out:+$leave_out|}$early' not in script or '-R "$early"' not in script:
-        print("FAILED: scripts/test.sh does not run the nobuild tests beside the build and leave "
-              "them out of its first pass")
-        return 1
-    regex = test_summary.second_pass_regex(["--test-dir", build], test_summary.BESIDE_BUILD_LABELS)
-    early = names(build, "-R", regex) if regex else set()
-    side = names(build, "-E", test_summary.second_pass_regex(["--test-dir", build]) + "|" + regex)
-    places = {"beside the build": early, "side by side": side, "second pass": lessons}
-    twice = {n for a in places for b in places if a < b for n in places[a] & places[b]}
-    missing = everything - early - side - lessons
-    print(f"command 2: {len(early)} tests beside the build, {len(side)} side by side, "
-          f"{len(lessons)} in the second pass")
-    if twice or missing or early != names(build, "-L", "^nobuild$") or selftests - early:
-        print(f"FAILED: twice {sorted(twice)[:3]}, never {sorted(missing)[:3]}, self-tests not "
-              f"beside the build {sorted(selftests - early)[:3]}")
-        return 1
-    return 0
+    return tiers(build, everything)
 
 
 def tiers(build, everything):
