@@ -336,4 +336,15 @@ def gpu_runner_time():
              f"({100 * mutant / summed:.0f}%).")
     cog.outl("- So a shorter GPU run needs fewer processes (a GoogleTest binary run in one process "
              "rather than one per case, fewer check runs per planted bug) or fewer planted bugs in "
-             "command 2, not more jobs.")
+             "command 2, not more jobs. Since b266dea a GPU program's GoogleTest binary is one "
+             f"process (docs/install.md); command 2 on an H200 went from {_command2_seconds('9e55a72')} s "
+             f"at 9e55a72 to {_command2_seconds('be5da94')} s at be5da94 "
+             "(docs/runs/h200/side/README.md).")
+
+
+def _command2_seconds(commit):
+    """Command 2's seconds (setup, configure, build and tests) in side/command2-COMMIT.log.gz."""
+    with gzip.open(_side(f"command2-{commit}.log.gz"), "rt") as f:
+        times = re.search(r"^Times: setup (\d+) s, configure (\d+) s, build (\d+) s, tests (\d+) s",
+                          f.read(), re.M)
+    return sum(int(x) for x in times.groups())
