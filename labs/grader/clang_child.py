@@ -96,6 +96,23 @@ def file_name(loc):
     return name
 
 
+def kept_children(cur, keep):
+    """The children of CUR that KEEP accepts, in order: the binding's get_children(), less its
+    work for every child (a null check, a reference kept on each), and KEEP asked inside the
+    visit. The translation unit's top level has some 20,000 cursors, of which collect() keeps a
+    handful (the main file's): the walk over them was half of a region's time."""
+    kept = []
+
+    def visit(child, parent, data):
+        if keep(child):
+            child._tu = cur._tu  # (the translation unit outlives the cursors kept)
+            kept.append(child)
+        return 1  # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(cur, ci.callbacks["cursor_visit"](visit), kept)
+    return kept
+
+
 def region(tu, main_path, job, binop, binop_name, unop, unop_name):
     first, last = job["first"], job["last"]
     _names.clear()  # (a reparse may free a file's entry and give its address to another file)
@@ -171,9 +188,7 @@ def region(tu, main_path, job, binop, binop_name, unop, unop_name):
     roots, macros, spans = [], [], []
 
     def collect(cur):
-        for ch in cur.get_children():
-            if not main_file(ch):  # (a header's: nothing below would keep it)
-                continue
+        for ch in kept_children(cur, main_file):  # (a header's: nothing below would keep it)
             if not in_main(ch.location) and ch.kind != ci.CursorKind.MACRO_INSTANTIATION:
                 ext = ch.extent
                 if not (ext.start.file and ext.start.file.name == main_path):
