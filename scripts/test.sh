@@ -195,7 +195,7 @@ if [ -n "$junit" ]; then
   # each phase is the sum of both commands' (test_summary.py adds a phase named twice).
   also=(--also "$lesson_junit")
   [ $planted = 1 ] && also+=(--also "$(realpath -m "$counters_junit")")
-  python3 scripts/test_summary.py --preset "$tests" "${also[@]}" --ctest-log "$log" \
+  python3 scripts/test_summary.py --preset "$tests" "${also[@]}" --expand --ctest-log "$log" \
     --times "$build_dir/times$suffix.json" "${side_phases[@]}" --phase "setup=$t0:$t1" \
     --phase "configure=$t1:$t2" --phase "build=$t2:$t3" --phase "tests=$t3:$t4" ||
     { rc=$?; if [ $rc = 1 ]; then status=1; fi; }

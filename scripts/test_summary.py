@@ -189,8 +189,8 @@ def write_times(path, phases, log, counts, gated, ok, preset):
 GTEST_BINARY = re.compile(r"\.gtest(\.[\w+-]+)?$")
 
 
-def _case(name, status, failure=None, skipped=None, output=""):
-    case = ET.Element("testcase", name=name, status=status)
+def _case(name, status, failure=None, skipped=None, output="", time="0"):
+    case = ET.Element("testcase", name=name, status=status, time=time or "0")
     if failure is not None:
         ET.SubElement(case, "failure", message=failure)
     if skipped is not None:
@@ -228,24 +228,54 @@ def gtest_cases(case, folder):
             full = f"{prefix}.{suite.get('name')}.{test.get('name')}"
             failure = test.find("failure")
             skipped = test.find("skipped")
+            took = test.get("time", "0")
             if failure is not None:
                 out.append(_case(full, "fail", failure=failure.get("message", "")[:500],
-                                 output=failure.text or ""))
+                                 output=failure.text or "", time=took))
             elif skipped is not None or test.get("result") == "skipped":
                 # "tests/gpu_test.h:22\nno CUDA device: ..." -> "no CUDA device: ..."
                 lines = (skipped.get("message", "") if skipped is not None else "").splitlines()
                 if lines and re.match(r"^\S+:\d+$", lines[0]):
                     lines = lines[1:]
                 reason = " ".join(line.strip() for line in lines if line.strip()) or "skipped"
-                out.append(_case(full, "notrun", skipped=reason, output=reason))
+                out.append(_case(full, "notrun", skipped=reason, output=reason, time=took))
             elif test.get("status", "run") == "run" and test.get("result", "completed") == "completed":
-                out.append(_case(full, "run"))
+                out.append(_case(full, "run", time=took))
     if failed and not any(c.get("status") == "fail" for c in out):
         out.append(_case(f"{name} (failed: no failed case in its report)", "fail",
                          failure="exit status", output=(case.findtext("system-out") or "")))
     if not out and not failed:
         out.append(_case(f"{name} (its report lists no case)", "fail", failure="no case"))
     return out
+
+
+def expand_junit(path):
+    """Rewrites a JUnit file of ctest's with each GoogleTest binary's test replaced by its cases
+    (gtest_cases), so that a CI's JUnit reporter names a failed case, not its binary; the
+    suite's counts follow. Returns whether it changed anything."""
+    tree = ET.parse(path)
+    suite = tree.getroot()
+    folder, changed = os.path.dirname(os.path.abspath(path)), False
+    for case in list(suite.findall("testcase")):
+        name = case.get("name", "?")
+        if not (GTEST_BINARY.search(name) and ".sanitize." not in name):
+            continue
+        cases = gtest_cases(case, folder)
+        if cases == [case]:
+            continue
+        at = list(suite).index(case)
+        suite.remove(case)
+        for i, c in enumerate(cases):
+            c.set("classname", c.get("name"))
+            suite.insert(at + i, c)
+        changed = True
+    if changed:
+        every = suite.findall("testcase")
+        suite.set("tests", str(len(every)))
+        suite.set("failures", str(sum(c.get("status") == "fail" for c in every)))
+        suite.set("skipped", str(sum(c.find("skipped") is not None for c in every)))
+        tree.write(path, encoding="UTF-8", xml_declaration=True)
+    return changed
 
 
 def summarise(path, gated=False, also=()):
@@ -364,6 +394,9 @@ def main():
     parser.add_argument("--test-dir", help="(--second-pass-regex) a build folder instead of --preset")
     parser.add_argument("--also", action="append", default=[], metavar="JUNIT",
                         help="another JUnit file of the same run (a second ctest pass), if it exists")
+    parser.add_argument("--expand", action="store_true",
+                        help="first rewrite the JUnit files with each GoogleTest binary's test "
+                             "replaced by its cases (a CI's JUnit reporter then names them)")
     parser.add_argument("--ctest-log", help="ctest's output (for its Label Time Summary)")
     parser.add_argument("--times", help="write the steps' times and the counts to this JSON file")
     parser.add_argument("--phase", action="append", default=[], metavar="NAME=START:END",
@@ -386,7 +419,11 @@ def main():
     gated = any(v.get("CUDA_EXAMPLES_REQUIRE_GPU", "0") not in ("", "0")
                 for v in (os.environ, env))
     try:
-        counts, ok = summarise(path, gated, [p for p in opts.also if os.path.exists(p)])
+        also = [p for p in opts.also if os.path.exists(p)]
+        if opts.expand:
+            for one in [path, *also]:
+                expand_junit(one)
+        counts, ok = summarise(path, gated, also)
     except ET.ParseError as e:
         print(f"test_summary: {path} is not a readable JUnit file: {e}", file=sys.stderr)
         return 2

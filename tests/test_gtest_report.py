@@ -8,7 +8,8 @@ binary (tests/gtest_probe.cpp, linked with tests/gtest_main.cpp as every test bi
   - a binary that ends with exit(0) half-way (no report written): the report an earlier run left
     is removed first, so the binary is counted failed, not as the earlier run's cases;
   - a failed binary whose report (an older one) shows no failed case is still failed;
-  - the sanitizer's run of a binary (.sanitize.<tool>.gtest) is one test, not expanded.
+  - the sanitizer's run of a binary (.sanitize.<tool>.gtest) is one test, not expanded;
+  - the JUnit file rewritten with the cases in place of the binary (a CI's reporter names them).
     python3 tests/test_gtest_report.py PROBE"""
 import os
 import subprocess
@@ -79,6 +80,14 @@ def main():
         check(f"a failed case: exit 1 (got {rc})", rc == 1)
         counts, ok = summary(folder, [ctest_case(NAME, rc)])
         check(f"  one failed, one passed ({counts})", counts["failed"] == 1 and counts["passed"] == 1)
+        junit = Path(folder) / "junit.xml"
+        test_summary.expand_junit(str(junit))
+        text = junit.read_text()
+        check("  the JUnit file rewritten with the cases: the failed one named, the suite's counts",
+              'name="ch02.probe.Probe.Second"' in text and 'status="fail"' in text
+              and 'tests="2"' in text and 'failures="1"' in text and NAME + '"' not in text)
+        again, _ = test_summary.summarise(str(junit))
+        check(f"  and summarised again, the same counts ({again})", again == counts)
 
         rc = run(probe, folder, "pass")
         check(f"every case passed: exit 0 (got {rc})", rc == 0)
