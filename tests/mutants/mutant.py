@@ -401,8 +401,6 @@ def execute(args, config, binaries, control=False):
         said = said[-1] if said else f"exit {rc}"
         status = {0: "clean", 1: "caught", EXIT_NO_DEVICE: "no-device"}.get(rc, "other")
         return dict(result, status=status, said=said[:300])
-    if check == "gtest" and rc == EXIT_NO_DEVICE and re.search(r"^\[  SKIPPED \] \d+ test", out, re.M):
-        rc = 0  # every test skipped (tests/gtest_main.cpp's 77): said below, with GoogleTest's reason
     if rc == EXIT_NO_DEVICE:
         said = re.findall(r"^.*(?:CUDA device|GPU).*$", out, re.M)
         return dict(result, status="no-device", said=(said[-1] if said else "exit 77")[:200])
