@@ -136,10 +136,10 @@ def gpu_or_exit():
         sys.exit(EXIT_NO_DEVICE)
 
 
-def run_traced(exe, args, csv_path, env=None, bug=False):
-    """Runs the traced copy; returns its output. A program with a planted bug may say FAIL
-    (exit 1); the trace must be written either way."""
-    written = Path(exe).parent / "trace.csv"  # in the run's folder: the log names no path
+def run_traced(exe, args, csv_path, env=None, bug=False, folder=None):
+    """Runs the traced copy in FOLDER (default: its own); returns its output. A program with a
+    planted bug may say FAIL (exit 1); the trace must be written either way."""
+    written = Path(folder or Path(exe).parent) / "trace.csv"  # the log names no path
     environment = dict(os.environ, TRACE_CSV=written.name, **(env or {}))
     for old in (csv_path, written):
         if os.path.exists(old):
@@ -188,48 +188,63 @@ def cmd_record(out, names, arch, skipped=None):
         print(f"trace: unknown trace(s) {', '.join(unknown)}", file=sys.stderr)
         return EXIT_USAGE
     work = Path(tempfile.mkdtemp(prefix="trace-"))
-    builds = {}
+    of_build = {}  # (patch, plant) -> the traces recorded with that traced copy, in order
     for n in names:
         spec = pictures.TRACES[n]
-        builds.setdefault((spec["patch"], spec.get("plant")), None)
+        of_build.setdefault((spec["patch"], spec.get("plant")), []).append(n)
 
-    def one_build(key):
-        patch, plant = key
-        folder = work / f"build{list(builds).index(key)}"
-        return build(PATCHES / patch, plant, folder, arch)
+    def build_and_run(k, key):
+        """One traced copy built, then each of its traces run, each in a folder of its own: a
+        traced run is not timed, so the copies' builds and runs overlap (trace.gpu in command
+        2 ran its 25 traces one after another, after all 20 builds)."""
+        try:
+            exe = build(PATCHES / key[0], key[1], work / f"build{k}", arch)
+        except (RuntimeError, mutant.MutantError) as e:
+            return {"build": e}
+        ran = {}
+        for n in of_build[key]:
+            spec, folder = pictures.TRACES[n], work / f"run-{n}"
+            folder.mkdir()
+            try:
+                ran[n] = ("ok", run_traced(exe, spec["args"], work / f"{n}.csv", spec.get("env"),
+                                           bug=bool(spec.get("plant") or spec.get("bug")),
+                                           folder=folder), exe)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                ran[n] = ("error", e, exe)
+            except ProgramSkipped as e:
+                ran[n] = ("skipped", e, exe)
+            except ProgramFailed as e:  # kept, to see why, but the record fails
+                ran[n] = ("failed", e, exe)
+        return ran
 
     failed = 0
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        futures = {key: pool.submit(one_build, key) for key in builds}
-        for key, f in futures.items():
-            try:
-                builds[key] = f.result()
-            except (RuntimeError, mutant.MutantError) as e:
-                print(f"trace: build of {key[0]} {key[1] or ''} failed: {e}", file=sys.stderr)
-                failed += 1
+        futures = [pool.submit(build_and_run, k, key) for k, key in enumerate(of_build)]
+        done = {key: f.result() for key, f in zip(of_build, futures)}
+    for key, ran in done.items():
+        if "build" in ran:
+            print(f"trace: build of {key[0]} {key[1] or ''} failed: {ran['build']}", file=sys.stderr)
+            failed += 1
     for n in names:
         spec = pictures.TRACES[n]
-        exe = builds[(spec["patch"], spec.get("plant"))]
-        if exe is None:
+        ran = done[(spec["patch"], spec.get("plant"))]
+        if n not in ran:
             continue
-        csv_path = work / f"{n}.csv"
-        try:
-            output = run_traced(exe, spec["args"], csv_path, spec.get("env"),
-                                bug=bool(spec.get("plant") or spec.get("bug")))
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
-            print(f"trace: {n}: {e}", file=sys.stderr)
+        how, output, exe = ran[n]
+        if how == "error":
+            print(f"trace: {n}: {output}", file=sys.stderr)
             failed += 1
             continue
-        except ProgramSkipped as e:
-            print(f"trace: {n}: skipped: {e}")
+        if how == "skipped":
+            print(f"trace: {n}: skipped: {output}")
             if skipped is not None:
                 skipped.add(n)
             continue
-        except ProgramFailed as e:  # kept, to see why, but the record fails
-            output = e.args[0]
-            print(f"trace: {n}: the traced program exited {e.args[1]}:\n{output}", file=sys.stderr)
+        if how == "failed":
+            output, rc = output.args
+            print(f"trace: {n}: the traced program exited {rc}:\n{output}", file=sys.stderr)
             failed += 1
-        compressed(csv_path, out / f"{n}.csv.gz")
+        compressed(work / f"{n}.csv", out / f"{n}.csv.gz")
         (out / f"{n}.log").write_text(f"$ {exe.name} {spec['args']}\n{output}")
         print(f"trace: {n}: {out / (n + '.csv.gz')}")
     shutil.rmtree(work, ignore_errors=True)
