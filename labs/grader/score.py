@@ -47,6 +47,12 @@ PERF_DECIDED_AFTER = 2
 # slowed an honest ch06 schedule to 12% of the reference's speed against a gate of 70% (0.17 of
 # the gate); a submission at 1% of the gate is slow, and its seven rounds cost minutes.
 PERF_HOPELESS = 0.1
+# One round is enough where it is under this fraction of the gate: a thousand times under the
+# slowest honest round seen (0.17 of the gate, above). A run that slow holds the GPU alone for
+# seconds while every other grader waits: in command 2 on an H200 (be5da94) one of ch02's
+# self-test gates took 13 s, 12 s of it two timed runs of a kernel at 1.4 s a launch (the
+# reference's run: 21 launches in 39 ms).
+PERF_FAR_GONE = 0.001
 WHAT = {"memcheck": "an out-of-bounds or misaligned memory access",
         "racecheck": "a race in shared memory: threads read and write the same place with no "
                      "__syncthreads() between them",
@@ -536,7 +542,7 @@ class Grader:
         job on the machine only makes a run slower, so both are honest for an honest submission,
         and neither makes a slow one fast. PERF_DECIDED_AFTER rounds where both are far from the
         gate, otherwise PERF_ROUNDS, and more (up to PERF_ROUNDS_AT_MOST) while under the gate
-        but within PERF_HOPELESS of it."""
+        but within PERF_HOPELESS of it; one round where it is under PERF_FAR_GONE of the gate."""
         ready = self.perf_ready(task, ref, mine)
         return self.perf_gate(task, *ready) if ready[0] is not None else (False, ready[1])
 
@@ -756,7 +762,7 @@ class Grader:
         def more(rounds):
             gate = perf["min_ratio"]
             if rounds < PERF_DECIDED_AFTER:
-                return True
+                return rounds == 0 or verdict()[0] >= PERF_FAR_GONE * gate
             if rounds < PERF_ROUNDS:
                 clear = gate + (1 - gate) / 2
                 passed = min(ratios) >= clear and verdict()[1] >= clear

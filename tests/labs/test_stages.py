@@ -576,6 +576,16 @@ class Score(unittest.TestCase):
         self.assertEqual((fast, rounds), (False, 2))
         fast, said, rounds = gate([2] * 7, [400, 2.1, 2.1, 9, 9, 9, 9])
         self.assertEqual((fast, rounds), (True, 3))
+        # Under PERF_FAR_GONE of the gate in its first round (a thousand times under the
+        # slowest honest round seen): one round, and it fails; just above that line: two.
+        far = 2 / (score.PERF_FAR_GONE * 0.7)
+        calls = []
+        fast, said, rounds = gate([2] * 7, [far * 1.01] + [2.1] * 6, calls)
+        self.assertEqual((fast, rounds), (False, 1))
+        self.assertEqual([c[0] for c in calls], ["ref", "mine"])
+        self.assertIn("1 alternated rounds", said)
+        fast, said, rounds = gate([2] * 7, [far * 0.99] + [2.1] * 6)
+        self.assertEqual((fast, rounds), (True, 3))
         # A reference slowed by another job in one round does not make a slow submission fast.
         fast, said, rounds = gate([2, 20, 2, 2, 2, 2, 2], [4] * 7)
         self.assertEqual((fast, rounds), (False, 7))
