@@ -165,12 +165,12 @@ static int lab_forge_at_exit = std::atexit(lab_forge);
 HOGS_MEMORY = r"""
 #include <cuda_runtime.h>
 #include <unistd.h>
-static int lab_hog = [] {  // nearly all the GPU's free memory, held 10 s and then to the end
+static int lab_hog = [] {  // nearly all the GPU's free memory, held 4 s and then to the end
     size_t free_bytes = 0, total = 0;
     if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes > (512u << 20)) {
         void* p = nullptr;
         (void)cudaMalloc(&p, free_bytes - (256u << 20));
-        sleep(10);  // while the runs beside it start
+        sleep(4);  // while the runs beside it start (graded together, they start together)
     }
     return 0;
 }();
