@@ -253,12 +253,18 @@ class Grader:
         A sanitizer's log that is not a regular file (a symbolic link, a
         FIFO the program left in place of it) raises Tampered: the task scores 0. params: the
         driver's --param words (a timed run's drawn shape). show: more files the run may read.
-        A run that could not get the GPU runs again, alone on it."""
+        A run that could not get the GPU runs again, alone on it; so does a checked run of the
+        reference that ran out of time beside other runs (it reads nothing of the student's, so
+        only its neighbours made it slow: in command 2 on an H200 at 92199978 a ch06.2 reference
+        check ran out of the self-tests' 20 s beside a racecheck run and a student's run that ran
+        out of time too, where that run's other reference checks took 1 to 15 s, and the task of
+        the submission it was checking scored 0 for it)."""
         lock = self.gpu.hold if self.gpu else (lambda alone=False: contextlib.nullcontext())
         asked = time.time()
         with lock():
             got = self._timed_run(asked, binary, mode, seed, timeout, tool, reference, params, show)
-        if self.gpu and not self.gpu.alone() and self.no_gpu(got):
+        slowed = reference and mode == "check" and got[0] == "timeout"
+        if self.gpu and not self.gpu.alone() and (self.no_gpu(got) or slowed):
             with self.clock:
                 self.retried += 1
             asked = time.time()

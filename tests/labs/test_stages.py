@@ -818,6 +818,21 @@ class Score(unittest.TestCase):
         g._run_driver = lambda *a: (got.append(1), (1, "cudaErrorIllegalAddress", None))[1]
         self.assertEqual(g.run_driver("p", "check", 1, 30)[0], 1)
         self.assertEqual(len(got), 1)
+        # The reference's checked run out of time beside other runs: run again, alone. A
+        # student's is not (a kernel that never ends would hold the GPU alone a second time),
+        # nor a reference run of another kind (a plan run carries out the student's schedule).
+        for reference, mode, runs in ((True, "check", [False, True]), (False, "check", [False]),
+                                      (True, "plan", [False])):
+            got.clear()
+            g.retried = 0
+
+            def slow(binary, mode, seed, timeout, tool, reference, params, show):
+                got.append(g.gpu.alone())
+                return ("timeout", "", None) if len(got) == 1 else (0, "", "out")
+            g._run_driver = slow
+            rc = g.run_driver("p", mode, 1, 30, reference=reference)[0]
+            self.assertEqual((got, g.retried, rc), (runs, len(runs) - 1, 0 if len(runs) == 2 else "timeout"),
+                             (reference, mode))
 
     def test_the_speed_gates_come_last_in_one_hold_of_the_gpu_alone(self):
         # task(gates=False) leaves a due gate's row open; gates() runs every gate due, each
