@@ -133,7 +133,7 @@ def _later_gpu_log(record):
     for path in glob.glob(os.path.join(ROOT, "docs", "runs", "h200", "side", "command2-*.json")):
         with open(path) as f:
             about = json.load(f)
-        if about["date"] > record["date"][:10]:
+        if about["date"] > record["date"]:  # (ISO times in UTC: a log of the record's day after it too)
             logs.append((about["date"], about, os.path.join(os.path.dirname(path), about["log"])))
     if not logs:
         return None
@@ -338,7 +338,8 @@ def gpu_runner_time():
              "rather than one per case, fewer check runs per planted bug) or fewer planted bugs in "
              "command 2, not more jobs. Since b266dea a GPU program's GoogleTest binary is one "
              f"process (docs/install.md); command 2 on an H200 went from {_command2_seconds('9e55a72')} s "
-             f"at 9e55a72 to {_command2_seconds('be5da94')} s at be5da94 "
+             f"at 9e55a72 to {_command2_seconds('be5da94')} s at be5da94, and to "
+             f"{_command2_seconds('7b7b631')} s at 7b7b631 with shorter speed gates for slow code "
              "(docs/runs/h200/side/README.md).")
 
 
