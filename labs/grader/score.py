@@ -257,7 +257,7 @@ class Grader:
         reference that ran out of time beside other runs (it reads nothing of the student's, so
         only its neighbours made it slow: in command 2 on an H200 at 92199978 a ch06.2 reference
         check ran out of the self-tests' 20 s beside a racecheck run and a student's run that ran
-        out of time too, where that run's other reference checks took 1 to 15 s, and the task of
+        out of time too, where that run's other ch06.2 reference checks took 0.4 to 15 s, and the task of
         the submission it was checking scored 0 for it)."""
         lock = self.gpu.hold if self.gpu else (lambda alone=False: contextlib.nullcontext())
         asked = time.time()
@@ -817,13 +817,15 @@ class Grader:
             ratios.append(ms_of["reference"] / ms_of["student"])
             full = timed_of["reference"].get(f"{perf['variant']}.launches")
             if cut and full and cut[1] < full:
-                fewer = f"; so slow that {cut[1]} of its {full:.0f} launches were timed"
+                fewer = (f"; so slow that {cut[1]} of its {full:.0f} launches "
+                         f"{'was' if cut[1] == 1 else 'were'} timed")
         ratio, by_best = verdict()
         timer = ("the launches of the reference's driver, which carried out each schedule's plan"
                  if perf.get("plan") else "the driver's launches")
         said = (f"{perf['what']}{at}: {100 * ratio:.0f}% of the reference's speed ({best['student']:.4g} "
                 f"ms against {best['reference']:.4g} ms at best, CUDA events, median of {timer}; "
-                f"{rounds} alternated rounds, ratios {', '.join(f'{100 * r:.0f}%' for r in ratios)}{fewer}); "
+                f"{rounds} alternated round{'s' if rounds > 1 else ''}, "
+                f"ratio{'s' if rounds > 1 else ''} {', '.join(f'{100 * r:.0f}%' for r in ratios)}{fewer}); "
                 f"the gate is {100 * perf['min_ratio']:.0f}%")
         return ratio >= perf["min_ratio"], said
 

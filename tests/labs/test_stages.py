@@ -428,7 +428,7 @@ class Verify(unittest.TestCase):
         self.assertFalse(verify.compare_files(d / "ref", d / "cut", {})[0])
 
     def test_a_slow_launch_timed_fewer_times_is_compared_launch_by_launch(self):
-        # driver.h's timed_launches stops slow code after 1 to 3 launches (TIMED_BUDGET_MS); the
+        # driver.h's timed_launches stops slow code after as few as one launch (TIMED_BUDGET_MS); the
         # grader, whose own program timed it, asks for the reference's records of those launches
         # only: each still checked, and a wrong one still fails.
         import array
@@ -585,7 +585,7 @@ class Score(unittest.TestCase):
         fast, said, rounds = gate([2] * 7, [far * 1.01] + [2.1] * 6, calls)
         self.assertEqual((fast, rounds), (False, 1))
         self.assertEqual([c[0] for c in calls], ["ref", "mine"])
-        self.assertIn("1 alternated rounds", said)
+        self.assertIn("1 alternated round, ratio 0%", said)
         fast, said, rounds = gate([2] * 7, [far * 0.99] + [2.1] * 6)
         self.assertEqual((fast, rounds), (True, 3))
         # A reference slowed by another job in one round does not make a slow submission fast.
