@@ -189,6 +189,11 @@ def write_times(path, phases, log, counts, gated, ok, preset):
 GTEST_BINARY = re.compile(r"\.gtest(\.[\w+-]+)?$")
 
 
+def whole_binary(name):
+    """Whether a ctest test is a GoogleTest binary run whole (not a sanitizer's run of one)."""
+    return bool(GTEST_BINARY.search(name)) and ".sanitize." not in name
+
+
 def _case(name, status, failure=None, skipped=None, output="", time="0"):
     case = ET.Element("testcase", name=name, status=status, time=time or "0")
     if failure is not None:
@@ -258,7 +263,7 @@ def expand_junit(path):
     folder, changed = os.path.dirname(os.path.abspath(path)), False
     for case in list(suite.findall("testcase")):
         name = case.get("name", "?")
-        if not (GTEST_BINARY.search(name) and ".sanitize." not in name):
+        if not whole_binary(name):
             continue
         cases = gtest_cases(case, folder)
         if cases == [case]:
@@ -286,7 +291,7 @@ def summarise(path, gated=False, also=()):
         for case in ET.parse(one).getroot().iter("testcase"):
             name = case.get("name", "?")
             each = [case]
-            if GTEST_BINARY.search(name) and ".sanitize." not in name:
+            if whole_binary(name):
                 each = gtest_cases(case, folder)
             for c in each:
                 cases.pop(c.get("name", "?"), None)
