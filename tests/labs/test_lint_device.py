@@ -54,6 +54,10 @@ CATALOGUE = [
     ("extern __shared__ array", ["extern __shared__ float t[];", LOOP], True),
     ("static local", ["static int k = 0;", "k++;", LOOP], True),
     ("static const local", ["static const int k = 1;", LOOP], True),
+    # state that outlives a launch would tell the timed launch from the warm-up (driver.h times
+    # a slow kernel once) or keep an answer between launches: none may be declared
+    ("thread_local", ["thread_local int k = 0;", "k++;", LOOP], True),
+    ("a static __device__ variable", ["static __device__ int k;", "k++;", LOOP], True),
     ("__device__ local", ["__device__ int k;", LOOP], False),
     ("__constant__ local", ["__constant__ int k;", LOOP], False),
     ("extern declaration", ["extern int forged;", LOOP], True),
