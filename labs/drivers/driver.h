@@ -24,9 +24,10 @@
 // the end, or one before the start, touches an unmapped page and faults, at full speed, in
 // every run. Every launch is followed by a check of its INPUTS: each input buffer's digest on
 // the GPU against its digest as uploaded, before any code of the task ran; a kernel that writes
-// into what it should only read fails the tests. Every timed launch starts from inputs restored
-// as uploaded (from a second device copy: upload_inputs) and from poisoned outputs, and every
-// one is checked.
+// into what it should only read fails the tests. Every timed launch starts from poisoned
+// outputs and from inputs of its own: drawn afresh from the seed where the driver can draw them
+// on the GPU (redraw_inputs: the launcher's), restored as uploaded otherwise (from a second
+// device copy: upload_inputs); every one is checked.
 //
 // The file: for each record one header line "rec NAME TYPE COUNT\n" and COUNT raw values (TYPE:
 // i64, u32, f32, u8), or "time NAME MS\n" for a timed launch.
@@ -40,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,12 +65,17 @@ __host__ __device__ inline unsigned long long lab_mix(unsigned long long z) {
 __host__ __device__ inline long long lab_range(unsigned long long z, long long lo, long long hi) {
     return lo + (long long)(z % (unsigned long long)(hi - lo + 1));
 }
+// An odd multiple of 1/8 from -7/8 to 7/8: every product of two is a multiple of 1/64, and a
+// matmul's sums of them are exact in float.
+__host__ __device__ inline float lab_eighth(unsigned long long z) {
+    return (float)(2 * lab_range(z, -4, 3) + 1) / 8.0f;
+}
 
 struct Rng {  // splitmix64: the same stream for the same seed, in the reference and the student
     uint64_t state;
     uint64_t next() { return lab_mix(state += LAB_GOLDEN); }
     long long range(long long lo, long long hi) { return lab_range(next(), lo, hi); }
-    float eighth() { return (float)(2 * range(-4, 3) + 1) / 8.0f; }  // an odd multiple of 1/8
+    float eighth() { return lab_eighth(next()); }
     float unit() { return (float)((next() >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f; }
     void skip(unsigned long long draws) { state += draws * LAB_GOLDEN; }  // as if drawn
 };
@@ -82,6 +89,16 @@ __global__ void lab_draw_pairs(long long* a, long long* b, long long n, unsigned
          i += (long long)gridDim.x * blockDim.x) {
         a[i] = lab_range(lab_mix(state + (unsigned long long)(2 * i + 1) * LAB_GOLDEN), lo, hi);
         b[i] = lab_range(lab_mix(state + (unsigned long long)(2 * i + 2) * LAB_GOLDEN), lo, hi);
+    }
+}
+
+// The host's loop `for (i < n) a[i] = rng.eighth(), b[i] = rng.eighth();` on the GPU, the same
+// way (as lab_draw_pairs).
+__global__ void lab_draw_eighths(float* a, float* b, long long n, unsigned long long state) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        a[i] = lab_eighth(lab_mix(state + (unsigned long long)(2 * i + 1) * LAB_GOLDEN));
+        b[i] = lab_eighth(lab_mix(state + (unsigned long long)(2 * i + 2) * LAB_GOLDEN));
     }
 }
 
@@ -303,7 +320,7 @@ struct Driver {
     void seal_input(const void* p, size_t bytes) {
         HANDLE_ERROR(cudaDeviceSynchronize());
         Input in{p, bytes, device_digest(p, bytes)};
-        if (time_run) {
+        if (time_run && !redraw_inputs) {
             in.restore = memory.alloc(bytes);
             HANDLE_ERROR(cudaMemcpy(in.restore, p, bytes, cudaMemcpyDeviceToDevice));
         }
@@ -325,7 +342,24 @@ struct Driver {
     // kernel that writes the second copy gains nothing: check_inputs compares the restored
     // buffer's digest with the one taken at its upload after every launch, so the next launch
     // fails.
+    //
+    // Restored, each launch sees the same inputs, and a kernel that kept its answer in device
+    // memory that outlives a launch (a static array, the device heap) could hand it back in every
+    // timed launch, one or twenty, and do the work only in the warm-up. So where the inputs are
+    // drawn on the GPU, every launch gets new ones instead: redraw_inputs, set before the inputs
+    // are sealed, draws them into the same buffers from the seed's stream, which goes on from
+    // launch to launch (the reference's run, from the same seed, gets the same inputs launch by
+    // launch, and each launch's output is compared with its own), and each input's digest is
+    // taken again before the launch. A kept answer is then the answer to another launch's inputs.
+    std::function<void()> redraw_inputs;
     void upload_inputs() {
+        if (redraw_inputs) {
+            redraw_inputs();
+            HANDLE_ERROR(cudaGetLastError());
+            HANDLE_ERROR(cudaDeviceSynchronize());
+            for (Input& in : inputs) in.digest = device_digest(in.device, in.bytes);
+            return;
+        }
         for (Input& in : inputs)
             if (in.restore)
                 HANDLE_ERROR(
@@ -475,8 +509,8 @@ struct Driver {
     // When the last timed_launches began (the launcher's account of where its time went).
     std::chrono::steady_clock::time_point launches_began;
 
-    // At most `repeats` timed launches after one warm-up, each on inputs restored from the
-    // driver's copy (upload_inputs) and outputs poisoned just before it (`poison`, not timed),
+    // At most `repeats` timed launches after one warm-up, each on inputs of its own (drawn
+    // afresh or restored: upload_inputs) and outputs poisoned just before it (`poison`, not timed),
     // each one's output and inputs checked after it (`check(name)`, not timed): NAME.warm-up,
     // NAME.0, ... must all match the reference's. Writes "time NAME MS" (the median), NAME.min,
     // NAME.max and NAME.launches (how many were timed); returns the median.

@@ -5,10 +5,11 @@
 // own timings: code run at exit could rewrite them. Here the grader's program loads the
 // student's kernels as a module (the device code of the student's build, taken from its binary
 // by the grader), looks the kernel up by name, draws the inputs from the seed into guarded
-// buffers, launches it with its own arguments and launch configuration, times every launch with
-// its own CUDA events and writes the file itself. Device code cannot write host memory or a
-// file, so the timings and digests are the launcher's. The reference's kernels run through the
-// same launcher, alternated with the student's: the same program on both sides.
+// buffers (new ones for every launch), launches it with its own arguments and launch
+// configuration, times every launch with its own CUDA events and writes the file itself. Device
+// code cannot write host memory or a file, so the timings and digests are the launcher's. The
+// reference's kernels run through the same launcher, alternated with the student's: the same
+// program on both sides.
 //
 //   launcher --module FILE --kernel MANGLED --seed S --out FILE --time [--wait] --param N=V...
 //
@@ -36,15 +37,19 @@ std::vector<unsigned char> read_file(const std::string& path) {
     return data;
 }
 
-// c = a + b on 64-bit integers, as ch02.2's driver draws them (here on the GPU: the same
-// values, without a host vector to fill, copy and upload while the gate holds the GPU).
+// c = a + b on 64-bit integers, as ch02.2's driver draws them, on the GPU (no host vector to
+// fill, copy and upload while the gate holds the GPU), and again before every launch from where
+// the seed's stream went on (driver.h: redraw_inputs): each launch adds vectors of its own.
 void time_add(Driver& d, const void* kernel) {
     long long n = d.param("n");
     int threads = (int)d.param("threads");
     long long *da = d.blank_input<long long>(n), *db = d.blank_input<long long>(n);
-    lab_draw_pairs<<<1024, 256>>>(da, db, n, d.rng.state, -(1LL << 40), 1LL << 40);
+    d.redraw_inputs = [&] {
+        lab_draw_pairs<<<1024, 256>>>(da, db, n, d.rng.state, -(1LL << 40), 1LL << 40);
+        d.rng.skip(2 * (unsigned long long)n);
+    };
+    d.redraw_inputs();
     HANDLE_ERROR(cudaGetLastError());
-    d.rng.skip(2 * (unsigned long long)n);
     d.seal_input(da, n * sizeof(long long)), d.seal_input(db, n * sizeof(long long));
     long long* dc = d.output<long long>(n + 1);
     int blocks = blocks_to_fill_gpu(kernel, threads);
@@ -55,13 +60,20 @@ void time_add(Driver& d, const void* kernel) {
         [&](const std::string& name) { d.digest_later(name, dc, (n + 1) * sizeof(long long)); });
 }
 
-// P = M x N on W x W floats, odd multiples of 1/8 (as ch04.3's driver draws them).
+// P = M x N on W x W floats, odd multiples of 1/8 (as ch04.3's driver draws them), drawn on the
+// GPU and again before every launch, as time_add's.
 void time_matmul(Driver& d, const void* kernel) {
     int W = (int)d.param("W"), tile = (int)d.param("tile");
-    size_t count = (size_t)W * W;
-    std::vector<float> M(count), N(count);
-    for (size_t i = 0; i < count; i++) M[i] = d.rng.eighth(), N[i] = d.rng.eighth();
-    float *dM = d.input(M), *dN = d.input(N), *dP = d.output<float>(count + 1);
+    long long count = (long long)W * W;
+    float *dM = d.blank_input<float>(count), *dN = d.blank_input<float>(count);
+    d.redraw_inputs = [&] {
+        lab_draw_eighths<<<1024, 256>>>(dM, dN, count, d.rng.state);
+        d.rng.skip(2 * (unsigned long long)count);
+    };
+    d.redraw_inputs();
+    HANDLE_ERROR(cudaGetLastError());
+    d.seal_input(dM, count * sizeof(float)), d.seal_input(dN, count * sizeof(float));
+    float* dP = d.output<float>(count + 1);
     dim3 threads(tile, tile), blocks((W + tile - 1) / tile, (W + tile - 1) / tile);
     void* args[] = {&dM, &dN, &dP, &W};
     d.timed_launches(

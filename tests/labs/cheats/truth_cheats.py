@@ -10,7 +10,14 @@ proves what stops them at run time.
     a slow tiled matmul that keeps its product in the low-order bits of its input M and, in a
     later launch that finds them there, decodes it and skips the work (every launch is followed
     by a check of the inputs against the driver's copy: the tests are lost; and every timed
-    launch starts from inputs uploaded again: it would be slow there too).
+    launch has inputs of its own: it would be slow there too).
+  Device state that outlives a launch (past the lint, which refuses a static local):
+    a slow tiled matmul that keeps its product in a static device array, each block its tile
+    with 64 samples of the inputs and the width, and that hands it back when a later launch
+    brings the same samples. When every timed launch started from its inputs
+    restored as uploaded, the warm-up did the slow work and every timed launch was a copy. Now
+    the launcher draws new inputs for every launch: no samples match, every launch is slow,
+    and the perf points are lost (the tests, whose shapes differ, keep theirs).
   Memory errors at every shape and every run:
     a kernel that reads past its input only at shapes outside the sanitizer's old range
     (n > 300000: the tests have such shapes, and the guard page past every buffer faults);
@@ -93,6 +100,47 @@ KEEPS_PRODUCT_IN_INPUT = [
     "__syncthreads();",
     "if (phase == phases - 1 && y < Width && x < Width)",
     "    w[y * Width + x] = M[y * Width + x] + (__float2int_rn(sum * 64.0f) + 65536) / 4194304.0f;",
+]
+
+# ch04.3, past the lint: a block's tile of the product kept in a static array (it outlives the
+# launch), with 64 samples of the inputs and the width that it was the answer to; a later launch
+# whose samples are the block's hands the kept tile back and skips the work. Otherwise the work
+# is slow (each phase's sixteen times) and its tile and samples are kept.
+KEEPS_PRODUCT_IN_DEVICE_MEMORY = [
+    "static float kept[40 * 40][TILE_WIDTH * TILE_WIDTH];  // a block's tile, for W <= 1280 (perf.shapes)",
+    "static float kept_samples[40 * 40][65];  // a block's 64 samples of M and N, then Width",
+    "int block = blockIdx.y * gridDim.x + blockIdx.x;",
+    "int t = ty * TILE_WIDTH + tx;",
+    "long long at = (long long)(t / 2) * Width * Width / 32;",
+    "float mine = t < 64 ? (t % 2 ? N[at] : M[at]) : (float)Width;",
+    "bool fits = Width <= 1280;",
+    "if (phase == 0) {",
+    "    bool same = t > 64 || (fits && kept_samples[block][t] == mine);",
+    "    if (__syncthreads_and(same)) {  // a launch with these inputs ran before: no work",
+    "        sum = kept[block][t];",
+    "        break;",
+    "    }",
+    "}",
+    "int m_col = phase * TILE_WIDTH + tx;",
+    "int n_row = phase * TILE_WIDTH + ty;",
+    "Ms[ty][tx] = (y < Width && m_col < Width) ? M[y * Width + m_col] : 0.0f;",
+    "Ns[ty][tx] = (n_row < Width && x < Width) ? N[n_row * Width + x] : 0.0f;",
+    "__syncthreads();",
+    "#pragma unroll 1  // (unrolled, the kernel needs more registers than 1024 threads have)",
+    "for (int r = 0; r < 16; r++) {  // slow: the phase's work sixteen times",
+    "    float part = 0;",
+    "    #pragma unroll 4",
+    "    for (int k = 0; k < TILE_WIDTH; k++)",
+    "        part += Ms[ty][(k + r) % TILE_WIDTH] * Ns[(k + r) % TILE_WIDTH][tx];",
+    "    sum += (r == 0 ? 1.0f : 0.0f) * part;",
+    "}",
+    "__syncthreads();",
+    "if (phase == phases - 1 && fits) {  // the block's tile kept, then its samples",
+    "    kept[block][t] = sum;",
+    "    __threadfence();",
+    "    __syncthreads();",
+    "    if (t <= 64) kept_samples[block][t] = mine;",
+    "}",
 ]
 
 # Past the lint: a file-scope part after the region closes its kernel (as fence_cheats.py does).
@@ -187,6 +235,9 @@ CHEATS = [
     {"name": "matmul-keeps-its-product-in-its-input", "lab": "ch04", "zero": ["ch04.3"], "gpu": True,
      "lint": False, "at_most": {"ch04.3": 0},
      "make": region("MM-GPU-SM.cu", "ch04.tiles", *KEEPS_PRODUCT_IN_INPUT)},
+    {"name": "matmul-keeps-its-product-in-device-memory", "lab": "ch04", "lose": ["ch04.3"], "gpu": True,
+     "lint": False, "at_most": {"ch04.3": 10},
+     "make": region("MM-GPU-SM.cu", "ch04.tiles", *KEEPS_PRODUCT_IN_DEVICE_MEMORY)},
     {"name": "reads-past-the-end-only-outside-the-old-sanitizer-range", "lab": "ch02", "zero": ["ch02.1"],
      "gpu": True, "at_most": {"ch02.1": 0},
      "make": region(N1, OPB, "if (blockIdx.x == 0 && n > 300000 && a[n] == 12345) c[0] = 0;  // past a",
