@@ -14,10 +14,11 @@ proves what stops them at run time.
   Device state that outlives a launch (past the lint, which refuses a static local):
     a slow tiled matmul that keeps its product in a static device array, each block its tile
     with 64 samples of the inputs and the width, and that hands it back when a later launch
-    brings the same samples. When every timed launch started from its inputs
-    restored as uploaded, the warm-up did the slow work and every timed launch was a copy. Now
-    the launcher draws new inputs for every launch: no samples match, every launch is slow,
-    and the perf points are lost (the tests, whose shapes differ, keep theirs).
+    brings the same samples. When every timed launch started from its inputs restored as
+    uploaded, the warm-up did the slow work and every timed launch was a copy (12/12 on an H200
+    under the grader of b5653fc). Now the launcher draws new inputs for every launch: no samples
+    match, every launch is slow, and the perf points are lost (the tests keep theirs: the second
+    of a test's two passes, on the same inputs, gets the kept answer, which is right).
   Memory errors at every shape and every run:
     a kernel that reads past its input only at shapes outside the sanitizer's old range
     (n > 300000: the tests have such shapes, and the guard page past every buffer faults);
