@@ -75,6 +75,9 @@ def main():
 # are kept for one parse only.
 _raw = None
 _names = {}
+MACRO_DEFINITION = ci.CursorKind.MACRO_DEFINITION.value
+MACRO_INSTANTIATION = ci.CursorKind.MACRO_INSTANTIATION.value
+INCLUSION_DIRECTIVE = ci.CursorKind.INCLUSION_DIRECTIVE.value
 
 
 def file_name(loc):
@@ -125,6 +128,19 @@ def region(tu, main_path, job, binop, binop_name, unop, unop_name):
         keeps no other (a macro's expansion only where its location is in the region)."""
         return (file_name(cursor_location(cur)) == main_path
                 or file_name(range_start(cursor_extent(cur))) == main_path)
+
+    def wanted(cur):
+        """main_file, less the cursors that collect() would drop whatever it found: a macro's
+        definition or an #include (never kept), a macro's expansion whose location is not in the
+        main file (kept only in the region). Of the top level's some 22,000 cursors (a device
+        region of MM-GPU-SM), 15,700 are expansions and 5,400 definitions or #includes, nearly all
+        in the toolkit's headers: each is now one call into libclang or none, not two."""
+        k = cur._kind_id  # (CursorKind's number, read without a call)
+        if k == MACRO_DEFINITION or k == INCLUSION_DIRECTIVE:
+            return False
+        if k == MACRO_INSTANTIATION:
+            return file_name(cursor_location(cur)) == main_path
+        return main_file(cur)
 
     def in_main(loc):
         return loc.file is not None and loc.file.name == main_path
@@ -188,7 +204,7 @@ def region(tu, main_path, job, binop, binop_name, unop, unop_name):
     roots, macros, spans = [], [], []
 
     def collect(cur):
-        for ch in kept_children(cur, main_file):  # (a header's: nothing below would keep it)
+        for ch in kept_children(cur, wanted):  # (a header's: nothing below would keep it)
             if not in_main(ch.location) and ch.kind != ci.CursorKind.MACRO_INSTANTIATION:
                 ext = ch.extent
                 if not (ext.start.file and ext.start.file.name == main_path):
