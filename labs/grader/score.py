@@ -9,12 +9,12 @@ command (the driver, a seed, an output file), at the tests' shapes, with a seed 
 timed runs use a shape drawn from the grade's seed within the task's "perf.shapes" (labs/labs.json),
 named in the report; before every timed launch the inputs are drawn afresh (the launcher's) or
 restored as they were uploaded (the driver's) and the outputs poisoned, and every launch's output
-and inputs are checked (labs/drivers/driver.h). Where a task names a "launcher", its timed runs are not the student's
-program at all: the grader's launcher (labs/drivers/launcher.cu) loads the student's kernels,
-compiled as a module, and launches and times them itself. Where it names a "plan" (ch06.1, whose
-student code is a schedule: host code that only orders operations), the student's program runs
-once to record the order it asks for, the grader checks that plan, and the reference's own
-driver carries it out and times it.
+and inputs are checked (labs/drivers/driver.h). Where a task names a "launcher", its timed runs
+are not the student's program at all: the grader's launcher (labs/drivers/launcher.cu) loads the
+student's kernels, compiled as a module, and launches and times them itself. Where it names a
+"plan" (ch06.1, whose student code is a schedule: host code that only orders operations), the
+student's program runs once to record the order it asks for, the grader checks that plan, and
+the reference's own driver carries it out and times it.
 
 Every run on the GPU holds the GPU lock: shared by the checked and sanitizer runs, alone by a
 performance gate. A run that could not get the GPU (no context, no memory: a neighbour took it)
@@ -541,8 +541,8 @@ class Grader:
         the order flipped every round, alone on the GPU (the GPU lock, held alone). Each run is
         the median of the timed launches (CUDA events), each launch on inputs of its own (drawn
         afresh by the launcher, restored as uploaded by the driver) and freshly poisoned outputs,
-        every launch's output and inputs compared with the reference's; where the task has a launcher, the grader's launcher runs and times the
-        student's kernel, and where it has a plan, the reference's driver carries out and times
+        every launch's output and inputs compared with the reference's; where the task has a
+        launcher, the grader's launcher runs and times the student's kernel, and where it has a plan, the reference's driver carries out and times
         the student's schedule (timed_programs). The verdict takes the better of two estimates of
         the speed ratio, best time against best time and the median of the rounds' ratios: another
         job on the machine only makes a run slower, so both are honest for an honest submission,
