@@ -347,11 +347,26 @@ struct Driver {
     // memory that outlives a launch (a static array, the device heap) could hand it back in every
     // timed launch, one or twenty, and do the work only in the warm-up. So where the inputs are
     // drawn on the GPU, every launch gets new ones instead: redraw_inputs, set before the inputs
-    // are sealed, draws them into the same buffers from the seed's stream, which goes on from
-    // launch to launch (the reference's run, from the same seed, gets the same inputs launch by
+    // are sealed, draws them into the same buffers from a stream of the launch's own
+    // (launch_stream; the reference's run, from the same seed, gets the same inputs launch by
     // launch, and each launch's output is compared with its own), and each input's digest is
     // taken again before the launch. A kept answer is then the answer to another launch's inputs.
     std::function<void()> redraw_inputs;
+    // The stream a launch's inputs are drawn from (redraw_inputs): for the k-th launch,
+    // lab_mix(A + k * LAB_GOLDEN) ^ lab_mix(B + k * LAB_GOLDEN), A and B drawn once from the seed.
+    // A launch's inputs give away the start of their own stream: from ch02.2's a[0] and b[0], a
+    // search of some 2^23 candidates through lab_mix's inverse finds it (7.3 million, 0.1 s of
+    // one core of a 2-core machine), so a kernel could learn it in its warm-up; had the next
+    // launch's stream gone on from there, it would know the next inputs too, and could compute
+    // their answer before it is timed. This start tells nothing of the next: whatever A is, some
+    // B gives the same start.
+    uint64_t launch_keys[2] = {0, 0};
+    unsigned long long launches_drawn = 0;
+    unsigned long long launch_stream() {
+        if (launches_drawn == 0) launch_keys[0] = rng.next(), launch_keys[1] = rng.next();
+        unsigned long long k = launches_drawn++;
+        return lab_mix(launch_keys[0] + k * LAB_GOLDEN) ^ lab_mix(launch_keys[1] + k * LAB_GOLDEN);
+    }
     void upload_inputs() {
         if (redraw_inputs) {
             redraw_inputs();

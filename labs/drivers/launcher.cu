@@ -38,15 +38,15 @@ std::vector<unsigned char> read_file(const std::string& path) {
 }
 
 // c = a + b on 64-bit integers, as ch02.2's driver draws them, on the GPU (no host vector to
-// fill, copy and upload while the gate holds the GPU), and again before every launch from where
-// the seed's stream went on (driver.h: redraw_inputs): each launch adds vectors of its own.
+// fill, copy and upload while the gate holds the GPU), and again before every launch, each time
+// from a stream of its own (driver.h: redraw_inputs, launch_stream): each launch adds vectors of
+// its own, which no earlier launch's could foretell.
 void time_add(Driver& d, const void* kernel) {
     long long n = d.param("n");
     int threads = (int)d.param("threads");
     long long *da = d.blank_input<long long>(n), *db = d.blank_input<long long>(n);
     d.redraw_inputs = [&] {
-        lab_draw_pairs<<<1024, 256>>>(da, db, n, d.rng.state, -(1LL << 40), 1LL << 40);
-        d.rng.skip(2 * (unsigned long long)n);
+        lab_draw_pairs<<<1024, 256>>>(da, db, n, d.launch_stream(), -(1LL << 40), 1LL << 40);
     };
     d.redraw_inputs();
     HANDLE_ERROR(cudaGetLastError());
@@ -66,10 +66,7 @@ void time_matmul(Driver& d, const void* kernel) {
     int W = (int)d.param("W"), tile = (int)d.param("tile");
     long long count = (long long)W * W;
     float *dM = d.blank_input<float>(count), *dN = d.blank_input<float>(count);
-    d.redraw_inputs = [&] {
-        lab_draw_eighths<<<1024, 256>>>(dM, dN, count, d.rng.state);
-        d.rng.skip(2 * (unsigned long long)count);
-    };
+    d.redraw_inputs = [&] { lab_draw_eighths<<<1024, 256>>>(dM, dN, count, d.launch_stream()); };
     d.redraw_inputs();
     HANDLE_ERROR(cudaGetLastError());
     d.seal_input(dM, count * sizeof(float)), d.seal_input(dN, count * sizeof(float));
