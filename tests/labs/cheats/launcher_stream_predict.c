@@ -1,7 +1,7 @@
 // What a kernel past the lint could do in its warm-up against a launcher whose stream went on from
 // launch to launch (main at 9281c45): recover the state from ch02.2's a[0], b[0], predict the next
 // launch's inputs. gcc -O2 launcher_stream_predict.c && ./a.out (0.1 s on one core here).
-// The seed for a lint-off cheat that computes the next answer in its warm-up (not written yet).
+// The same search, on the GPU inside a kernel: truth_cheats.py, add-foretells-the-next-launchs-inputs.
 #include <stdio.h>
 #include <stdint.h>
 #define G 0x9E3779B97F4A7C15ull

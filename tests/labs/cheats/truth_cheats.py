@@ -19,6 +19,11 @@ proves what stops them at run time.
     under the grader of b5653fc). Now the launcher draws new inputs for every launch: no samples
     match, every launch is slow, and the perf points are lost (the tests keep theirs: the second
     of a test's two passes, on the same inputs, gets the kept answer, which is right).
+    A slow vector add that learns, from a[0] and b[0], the start of the stream its inputs were
+    drawn from, and in a later launch whose inputs are that stream gone on draws the answer
+    itself, reading neither input. Where the launcher's stream went on from launch to launch, the
+    warm-up learnt it and every timed launch was foretold; now each launch's start is its own
+    (driver.h: launch_stream), no launch is foretold, and the perf points are lost.
   Memory errors at every shape and every run:
     a kernel that reads past its input only at shapes outside the sanitizer's old range
     (n > 300000: the tests have such shapes, and the guard page past every buffer faults);
@@ -146,6 +151,71 @@ KEEPS_PRODUCT_IN_DEVICE_MEMORY = [
     "}",
 ]
 
+# ch02.2, past the lint: a kernel that learns the stream its inputs were drawn from and, in a later
+# launch whose inputs come from the same stream gone on, draws the answer itself without reading
+# a or b (its speed is then the GPU's arithmetic, not its memory). The launcher's draw is
+# lab_draw_pairs: a[i] = lo + mix(s + (2i+1) G) % m, b[i] the (2i+2)th, with m = 2^41 + 1, so a[0]
+# allows some 2^23 values of mix(s + G); lab_mix inverted on each, the one whose b[0] is right is
+# the launch's start s (the grid shares the search). Where a stream went on from launch to launch
+# (s + 2n G: the launcher of 9281c45), every launch after the first was foretold; with every
+# launch's start its own (launch_stream), none is, and every launch does the slow work (the whole
+# grid-stride loop four times over, at the timed shapes).
+PREDICTS_THE_NEXT_INPUTS = [
+    "const unsigned long long G = 0x9E3779B97F4A7C15ull, m = (1ull << 41) + 1;",
+    "const long long lo = -(1LL << 40);",
+    "auto mix = [](unsigned long long z) {",
+    "    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;",
+    "    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;",
+    "    return z ^ (z >> 31);",
+    "};",
+    "auto unshift = [](unsigned long long y, int s) {",
+    "    unsigned long long x = y;",
+    "    for (int k = 0; k < 64 / s + 1; k++) x = y ^ (x >> s);",
+    "    return x;",
+    "};",
+    "auto inverse = [](unsigned long long a) {  // of an odd number, mod 2^64 (Newton)",
+    "    unsigned long long x = a;",
+    "    for (int k = 0; k < 6; k++) x *= 2 - a * x;",
+    "    return x;",
+    "};",
+    "auto draw = [&](unsigned long long z) { return lo + (long long)(mix(z) % m); };",
+    "static volatile unsigned long long start;  // the start of a stream seen in an earlier launch",
+    "static volatile int known;",
+    "if (n < 1) return;",
+    "long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+    "long long stride = (long long)gridDim.x * blockDim.x;",
+    "long long a0 = a[0], b0 = b[0];",
+    "unsigned long long s = 0;",
+    "bool foretold = false;",
+    "if (known) {  // this launch's start: the one seen, or the next after it (s + 2n draws)",
+    "    unsigned long long seen = start;",
+    "    for (int k = 0; k < 2 && !foretold; k++) {",
+    "        s = seen + 2ull * (unsigned long long)n * k * G;",
+    "        foretold = draw(s + G) == a0 && draw(s + 2 * G) == b0;",
+    "    }",
+    "}",
+    "if (foretold) {  // the answer drawn, no input read",
+    "    if (i == 0) start = s;",
+    "    for (; i < n; i += stride) c[i] = draw(s + (2 * i + 1) * G) + draw(s + (2 * i + 2) * G);",
+    "    return;",
+    "}",
+    "int passes = n >= 8388608 ? 4 : 1;  // slow where it is timed (perf.shapes), not in the tests",
+    "for (int pass = 0; pass < passes; pass++)",
+    "    for (long long k = i; k < n; k += stride) c[k] = a[k] + b[k];",
+    "if (passes == 1) return;  // the tests: nothing to learn",
+    "unsigned long long r = (unsigned long long)(a0 - lo);",
+    "unsigned long long last = (~0ull - r) / m;  // the candidates for mix(s + G): r + t m, t <= last",
+    "for (unsigned long long t = i; t <= last; t += stride) {",
+    "    unsigned long long z = unshift(r + t * m, 31) * inverse(0x94D049BB133111EBull);",
+    "    z = unshift(unshift(z, 27) * inverse(0xBF58476D1CE4E5B9ull), 30) - G;",
+    "    if (draw(z + 2 * G) == b0) {  // this launch's start",
+    "        start = z;",
+    "        __threadfence();",
+    "        known = 1;",
+    "    }",
+    "}",
+]
+
 # Past the lint: a file-scope part after the region closes its kernel (as fence_cheats.py does).
 WATCHED = r"""
 #include <cstdio>
@@ -241,6 +311,9 @@ CHEATS = [
     {"name": "matmul-keeps-its-product-in-device-memory", "lab": "ch04", "lose": ["ch04.3"], "gpu": True,
      "lint": False, "at_most": {"ch04.3": 10},
      "make": region("MM-GPU-SM.cu", "ch04.tiles", *KEEPS_PRODUCT_IN_DEVICE_MEMORY)},
+    {"name": "add-foretells-the-next-launchs-inputs", "lab": "ch02", "lose": ["ch02.2"], "gpu": True,
+     "lint": False, "at_most": {"ch02.2": 8},
+     "make": region(NN, GS, *PREDICTS_THE_NEXT_INPUTS)},
     {"name": "reads-past-the-end-only-outside-the-old-sanitizer-range", "lab": "ch02", "zero": ["ch02.1"],
      "gpu": True, "at_most": {"ch02.1": 0},
      "make": region(N1, OPB, "if (blockIdx.x == 0 && n > 300000 && a[n] == 12345) c[0] = 0;  // past a",
