@@ -62,21 +62,13 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
     work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="lab-grade-"))
     scratch.chmod(0o711)
-    builder = grader = builds = None
+    builder = grader = None
     try:
         builder = Builder(work, args.arch, args.nvcc, fence, shared_cache=fence.namespaces or fence.drops_uid)
-        builds = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
-        # The references first, while the submissions are linted (they need nothing of them: in
-        # command 2 on an H200 at cdf9db7, ch04's lint took 9 s, its first student build 30 s,
-        # three references building beside it), the students' programs queued behind them at once
-        # (waiting for the references before queueing them left nvcc idle: in command 2 on an
-        # H200, 21 s between ch02's lint and its first student build).
-        reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
-        ref_builds = {t["id"]: builds.submit(builder.reference, lab, t, reference_text[t["id"]])
-                      for t in lab["tasks"]}
         started = time.time()
         prepared = score.prepare_many(lab, folders, REPO, unlinted, workers=max(1, args.jobs))
         linted = time.time()
+        reference_text = {t["id"]: (REPO / lab["folder"] / t["file"]).read_text() for t in lab["tasks"]}
         grader = score.Grader(builder, fence, scratch, args.timeout, args.sanitizer, args.seed)
         grader.gpu = score.GpuLock(work / "gpu.lock")  # every grader of this machine shares it
         grader.label = lab["chapter"]
@@ -85,7 +77,14 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
             trace_dir.mkdir(parents=True, exist_ok=True)
             grader.trace = open(trace_dir / f"{lab['chapter']}-{os.getpid()}.jsonl", "a")
             grader.note(run="lint", asked=started, got=started, ended=linted)
+        builds = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
         try:
+            # The references first, the students' programs queued behind them at once (waiting
+            # for the references before queueing them left nvcc idle: in command 2 on an H200, 21 s
+            # between ch02's lint and its first student build).
+            ref_builds = {t["id"]: builds.submit(builder.reference, lab, t, reference_text[t["id"]])
+                          for t in lab["tasks"]}
+
             def build(item):
                 task, text = item
                 slot = fence.take_slot()
@@ -99,15 +98,9 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
             # the spliced text (Builder.tree), so two submissions with the same text for a task
             # (a class's untouched skeletons; in lab.py selftest, the solution's text in every
             # cheat that attacks another task) get the same binary, read-only to the code it runs.
-            # The tasks whose gradings take longest go first, their builds and then their runs: a
-            # racecheck run, then a speed gate (in command 2 on an H200 at cdf9db7, ch04.3's two
-            # racecheck runs, 22 and 15 s, began at 121 and 170 s, after each submission's ch04.1
-            # and ch04.2, and the pass ended on them).
-            order = sorted(lab["tasks"], key=lambda task: (
-                "racecheck" not in task.get("sanitize", {}).get("tools", []), "perf" not in task))
             jobs, same = {}, {}
-            for task in order:
-                for i, prep in enumerate(prepared):
+            for i, prep in enumerate(prepared):
+                for task in lab["tasks"]:
                     text, _ = prep[task["id"]]
                     if text is not None:
                         key = (task["id"], text)
@@ -123,30 +116,31 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                 f.add_done_callback(done)
             first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
 
-            def grade_one(item):
-                # A submission's task is graded as soon as its program is built, while the builds
+            def grade_one(i):
+                # A submission is graded as soon as its own programs are built, while the builds
                 # of the others go on (the graders wait on the GPU, the builds on the CPUs).
-                i, task = item
-                text, error = prepared[i][task["id"]]
-                plan = {"error": error, "reference": refs[task["id"]]}
-                if text is not None:
-                    binary, log, left = jobs[(i, task["id"])].result()
-                    if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
-                        with grader.clock:
-                            grader.left_over += left
-                    plan.update(binary=binary, log=log)
-                if args.build_only:
-                    return [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
-                             else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
-                            for c in score.checks_of(task)]
-                return grader.task(task, plan, gates=False)
+                results = []
+                for task in lab["tasks"]:
+                    text, error = prepared[i][task["id"]]
+                    plan = {"error": error, "reference": refs[task["id"]]}
+                    if text is not None:
+                        binary, log, left = jobs[(i, task["id"])].result()
+                        if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
+                            with grader.clock:
+                                grader.left_over += left
+                        plan.update(binary=binary, log=log)
+                    if args.build_only:
+                        rows = [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
+                                 else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
+                                for c in score.checks_of(task)]
+                    else:
+                        rows = grader.task(task, plan, gates=False)
+                    results.append((task, rows))
+                return results
             # Two parts: every test and sanitizer run first, the GPU shared; then every speed
             # gate, back to back, the GPU held alone once for all of them (Grader.gates).
-            items = [(i, task) for task in order for i in range(len(folders))]
             with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
-                graded = dict(zip([(i, task["id"]) for i, task in items], pool.map(grade_one, items)))
-            all_results = [[(task, graded[(i, task["id"])]) for task in lab["tasks"]]
-                           for i in range(len(folders))]
+                all_results = list(pool.map(grade_one, range(len(folders))))
             due = {}  # {(task id, program): what gates() takes}: one gate a program
             for results in all_results:
                 for task, rows in results:
@@ -169,8 +163,6 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
         meta["runs_lock_wait_s"] = round(grader.lock_wait_s, 1)
         return [(f, r, dict(meta)) for f, r in zip(folders, all_results)], None
     finally:
-        if builds is not None:  # the references' builds too, where the lint raised
-            builds.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(scratch, ignore_errors=True)
         if builder is not None:
             builder.close()
