@@ -356,10 +356,11 @@ struct Driver {
     // lab_mix(A + k * LAB_GOLDEN) ^ lab_mix(B + k * LAB_GOLDEN), A and B drawn once from the seed.
     // A launch's inputs give away the start of their own stream: from ch02.2's a[0] and b[0], a
     // search of some 2^23 candidates through lab_mix's inverse finds it (7.3 million, 0.1 s of
-    // one core of a 2-core machine), so a kernel could learn it in its warm-up; had the next
-    // launch's stream gone on from there, it would know the next inputs too, and could compute
-    // their answer before it is timed. This start tells nothing of the next: whatever A is, some
-    // B gives the same start.
+    // one core of a 2-core machine: tests/labs/cheats/launcher_stream_predict.c), so a kernel
+    // could learn it in its warm-up; had the next launch's stream gone on from there, it would
+    // know the next inputs too, and could compute their answer before it is timed (the cheat
+    // add-foretells-the-next-launchs-inputs did, on an H200: tests/labs/cheats/truth_cheats.py).
+    // This start tells nothing of the next: whatever A is, some B gives the same start.
     uint64_t launch_keys[2] = {0, 0};
     unsigned long long launches_drawn = 0;
     unsigned long long launch_stream() {
