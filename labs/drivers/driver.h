@@ -77,12 +77,11 @@ struct Rng {  // splitmix64: the same stream for the same seed, in the reference
     long long range(long long lo, long long hi) { return lab_range(next(), lo, hi); }
     float eighth() { return lab_eighth(next()); }
     float unit() { return (float)((next() >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f; }
-    void skip(unsigned long long draws) { state += draws * LAB_GOLDEN; }  // as if drawn
 };
 
 // The host's loop `for (i < n) a[i] = rng.range(lo, hi), b[i] = rng.range(lo, hi);` on the GPU,
-// from the same state: a[i] is the stream's (2i+1)th value, b[i] its (2i+2)th. The caller then
-// skips the 2n draws on the host (Rng::skip).
+// from a stream that starts at `state`: a[i] is its (2i+1)th value, b[i] its (2i+2)th (the
+// launcher passes each launch's own start: Driver::launch_stream).
 __global__ void lab_draw_pairs(long long* a, long long* b, long long n, unsigned long long state,
                                long long lo, long long hi) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
