@@ -2,11 +2,13 @@
 //
 // The grader builds each task as ONE program: the course's copy of a lab program, with the
 // student's regions spliced in and its own main() left out (CUDA_EXAMPLES_NO_MAIN), plus a
-// driver from this folder. The driver, not the student, owns main: it draws the inputs from the
-// seed the grader picked at grade time, calls the program's launch function on several shapes
-// (odd ones included, and random ones drawn from the seed), and writes what came back to a file.
-// The grader runs the reference build with the same seed and compares the two files in its own
-// process: nothing the student's code prints, and no exit code, is ever read as a verdict.
+// driver from this folder (which includes the program, or declares what it calls of it and is
+// compiled once, on its own, and linked with it: labs/grader/build.py). The driver, not the
+// student, owns main: it draws the inputs from the seed the grader picked at grade time, calls the
+// program's launch function on several shapes (odd ones included, and random ones drawn from the
+// seed), and writes what came back to a file. The grader runs the reference build with the same
+// seed and compares the two files in its own process: nothing the student's code prints, and no
+// exit code, is ever read as a verdict.
 //
 //   driver --seed S --out FILE                     the tests, and every compute-sanitizer run
 //   driver --seed S --out FILE --time --param NAME=V1,...   a timed run
@@ -32,7 +34,8 @@
 // The file: for each record one header line "rec NAME TYPE COUNT\n" and COUNT raw values (TYPE:
 // i64, u32, f32, u8), or "time NAME MS\n" for a timed launch.
 #pragma once
-// After program_memory.h and the program it was for: the driver's own cudaMalloc and cudaFree.
+// After program_memory.h (and the program, where the driver includes it): the driver's own
+// cudaMalloc and cudaFree.
 #undef cudaMalloc
 #undef cudaFree
 #include <cuda.h>  // the types of the virtual memory management API (called through the runtime)
@@ -225,10 +228,11 @@ struct GuardedMemory {
 };
 
 // The program's own device buffers (ch05's image, ch06's buffers of each stream: the course's
-// code allocates them, in the program the driver includes) are guarded as the driver's are: such
-// a driver includes program_memory.h before its program, which turns the program's cudaMalloc and
-// cudaFree into these two, and main() below points lab_program_memory at the driver's memory, so
-// that both placements, at the end and at the start of the mapping, apply to them too.
+// code allocates them) are guarded as the driver's are: the program is compiled after
+// program_memory.h (ch06's driver includes both; elsewhere the grader gives it to the program's
+// compile with -include), which turns its cudaMalloc and cudaFree into these two, and main()
+// below points lab_program_memory at the driver's memory, so that both placements, at the end
+// and at the start of the mapping, apply to them too.
 GuardedMemory* lab_program_memory = nullptr;
 cudaError_t lab_program_malloc(void** p, size_t bytes) {
     if (!lab_program_memory) {  // a static initializer of the program: before main()

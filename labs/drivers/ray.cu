@@ -2,10 +2,21 @@
 // render_end_to_end(spheres, bitmap, divergent), which copies the spheres to constant memory
 // (ch05.2) and launches the kernel (ch05.1 inside it).
 //
-// The program's own cudaMalloc and cudaFree become the driver's guarded memory.
-#include "lab_program_memory.h"
-#include "ray.cu"
+// The program's own cudaMalloc and cudaFree become the driver's guarded memory: the grader
+// compiles the program with lab_program_memory.h included first (-include), and this file too,
+// so that the headers both include read the same.
+#include "../common/cpu_bitmap.h"
+#include "../common/handle_error.h"
+#include "scene.h"
 #include "lab_driver.h"
+
+// The program is not included: the grader compiles it on its own and links it with this
+// driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
+// of it is declared here, as the program declares it: a mismatch fails the link.
+struct TimingStats;  // timer.h's: only its address is passed
+double render_end_to_end(const std::vector<Sphere>& spheres, CPUBitmap& bitmap, bool divergent,
+                         TimingStats* kernel_only = nullptr, int repeats = 0,
+                         TimingStats* other_order = nullptr);
 
 // A random scene of `count` spheres in a dim x dim image; the image, both ways of visiting
 // the spheres (--divergent starts each thread at another sphere: the same image). `front`:

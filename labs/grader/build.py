@@ -1,6 +1,12 @@
 """Builds of the grading driver (labs/drivers): one program per task, with the reference's
 regions (built by the grader, cached by content, checked by hash before every use) or with the
-student's (built inside the fence, with a time limit, never cached across runs)."""
+student's (built inside the fence, with a time limit, never cached across runs).
+
+A driver of its own: where a task's driver declares what it calls of the program instead of
+including it (builds_alone), the grader compiles the driver once (-c, cached and hash-checked
+like a reference: Builder.driver_unit) and each build of the task, the reference's and every
+student's, compiles only the program and links the two. Both are compiled with
+lab_program_memory.h included first, so that the headers they share read the same in both."""
 import fcntl
 import hashlib
 import json
@@ -38,6 +44,17 @@ def driver_source(task):
     if not path.exists():
         raise LabError(f"no grading driver {path.relative_to(REPO)} for {task['file']}")
     return path
+
+
+def builds_alone(task):
+    """Whether the task's program is compiled on its own and linked with its driver's object
+    (the driver declares what it calls), rather than #included by the driver (ch06's, whose
+    driver reads the program's own types and globals)."""
+    include = re.compile(r'^\s*#\s*include\s*"' + re.escape(task["file"]) + '"', re.M)
+    return not include.search(driver_source(task).read_text())
+
+
+UNIT = "lab_driver_unit.o"  # the driver's object, as a build of the program finds it
 
 
 def tree_digest(lab):
@@ -88,28 +105,55 @@ class Builder:
         return [f"-arch={self.arch}"] if self.arch else []
 
     def words(self, lab, task, out):
+        """nvcc's line for one build of the task, from the program's own standalone line: the
+        driver with the program included (grade_driver.cu), or, where the task builds alone,
+        the driver's object and then the program. The object comes first: where both define
+        the same inline function (a header's), the linker keeps the first copy it reads."""
         folder = REPO / lab["folder"]
         line = mutant.standalone_line(folder / task["file"])
         words = [self.nvcc] + line[1:]
         words[words.index("-o") + 1] = str(out)
-        words = ["grade_driver.cu" if w == task["file"] else w for w in words]
-        return words[:1] + ["-lineinfo", "-DCUDA_EXAMPLES_NO_MAIN"] + self.arch_flags() + words[1:]
+        extra = []
+        if builds_alone(task):
+            at = words.index(task["file"])
+            words[at:at + 1] = [UNIT, task["file"]]
+            extra = ["-include", "lab_program_memory.h"]
+        else:
+            words = ["grade_driver.cu" if w == task["file"] else w for w in words]
+        return words[:1] + ["-lineinfo", "-DCUDA_EXAMPLES_NO_MAIN"] + self.arch_flags() + extra + words[1:]
 
-    def tree(self, lab, task, text, where):
+    def unit_words(self, lab, task, out):
+        """nvcc's line for the driver alone (-c): the program's flags, without the program."""
+        line = mutant.standalone_line(REPO / lab["folder"] / task["file"])
+        flags = line[1:line.index("-o")]
+        return ([self.nvcc, "-lineinfo", "-DCUDA_EXAMPLES_NO_MAIN"] + self.arch_flags() +
+                ["-include", "lab_program_memory.h"] + flags + ["-c", "-o", str(out), "grade_driver.cu"])
+
+    def tree(self, lab, task, text, where, unit=None):
         """The build's own copy of what it reads: common/, the lab folder's headers and data, the
         task's file (text), and only those other programs of the folder that it #includes (the
-        other tasks' solutions are not there to be read)."""
+        other tasks' solutions are not there to be read). text None: no program at all (the
+        driver's own build, which must not need one). unit: the driver's object (driver_unit),
+        copied in as UNIT once its bytes are checked against the hash it was built with."""
         tree = Path(where)
         shutil.copytree(REPO / "common", tree / "common", ignore=shutil.ignore_patterns("*.md"))
-        needed = included_programs(REPO / lab["folder"], task["file"])
+        needed = included_programs(REPO / lab["folder"], task["file"]) if text is not None else set()
         shutil.copytree(REPO / lab["folder"], tree / lab["folder"],
                         ignore=lambda d, names: [n for n in names if n in ("__pycache__",) or
                                                  n.endswith((".md", ".txt", ".py")) or
                                                  (n.endswith(".cu") and n not in needed)])
-        (tree / lab["folder"] / task["file"]).write_text(text)
+        if text is not None:
+            (tree / lab["folder"] / task["file"]).write_text(text)
         for name in ("driver.h", "program_memory.h"):
             shutil.copy2(REPO / "labs" / "drivers" / name, tree / lab["folder"] / f"lab_{name}")
         shutil.copy2(driver_source(task), tree / lab["folder"] / "grade_driver.cu")
+        if unit is not None:
+            data = Path(unit).read_bytes()
+            with self.lock:
+                want = self.hashes.get(Path(unit).parent.name)
+            if want is None or hashlib.sha256(data).hexdigest() != want:
+                raise LabError(f"{unit} changed after it was built: not used")
+            (tree / lab["folder"] / UNIT).write_bytes(data)
         for p in [tree] + list(tree.rglob("*")):
             p.chmod(0o755 if p.is_dir() else 0o644)
         return tree / lab["folder"]
@@ -143,8 +187,10 @@ class Builder:
             return self._reference(key, lab, task, text, timeout)
 
     def _reference(self, key, lab, task, text, timeout):
+        unit = self.driver_unit(lab, task, timeout) if builds_alone(task) else None
+
         def build(tmp):
-            cwd = self.tree(lab, task, text, tmp / "tree")
+            cwd = self.tree(lab, task, text, tmp / "tree", unit)
             r = subprocess.run(self.words(lab, task, tmp / "driver"), cwd=cwd, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                errors="replace", timeout=timeout)
@@ -186,6 +232,28 @@ class Builder:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def driver_unit(self, lab, task, timeout=600):
+        """The task's driver compiled alone (unit_words), once: cached like a reference (by
+        everything it is made from, hash-checked before every use), built in a tree that holds
+        no program, so that it cannot read one."""
+        with self.lock:
+            if lab["chapter"] not in self.digests:
+                self.digests[lab["chapter"]] = tree_digest(lab)
+        key = "unit-" + hashlib.sha256("\0".join([self.digests[lab["chapter"]], task["file"],
+                                                  self.arch, self.nvcc]).encode()).hexdigest()[:24]
+
+        def build(tmp):
+            cwd = self.tree(lab, task, None, tmp / "tree")
+            r = subprocess.run(self.unit_words(lab, task, tmp / "unit.o"), cwd=cwd,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout)
+            if r.returncode != 0:
+                raise LabError(f"the grading driver of {task['id']} does not build alone:\n{r.stdout[-2000:]}")
+            return tmp / "unit.o", r.stdout
+        with open(self.cache / f"{key}.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            return self._cached(key, UNIT, f"{task['file']} driver", build)[0]
+
     def launcher(self, timeout=600):
         """The grader's launcher (labs/drivers/launcher.cu), built once and cached like a
         reference (by content, hash-checked before every use)."""
@@ -225,9 +293,10 @@ class Builder:
         """(binary or None, log, leftovers): the driver with the student's regions, built in
         the fence (its own uid, no network, time limit); the binary is copied out to a folder
         only the grader writes."""
+        unit = self.driver_unit(lab, task) if builds_alone(task) else None
         jail = self.fence.jail(scratch, slot, f"build-{task['id']}-{os.urandom(4).hex()}")
         tree = jail / "tree"
-        cwd = self.tree(lab, task, text, tree)
+        cwd = self.tree(lab, task, text, tree, unit)
         if self.fence.drops_uid:  # the fenced compiler writes only its output and temporaries
             uid = self.fence.uid(slot)
             os.chown(cwd, uid, uid)

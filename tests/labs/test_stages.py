@@ -292,15 +292,55 @@ class Build(unittest.TestCase):
 
     def test_driver_for_every_task_and_key_follows_the_text(self):
         b = build.Builder(tempfile.mkdtemp(), "sm_90", "nvcc", fence.Fence("setsid"), False)
+        whole = set()
         for lab in labs.load_labs()["labs"]:
             for task in lab["tasks"]:
                 self.assertTrue(build.driver_source(task).exists())
                 words = b.words(lab, task, "/x/driver")
-                self.assertIn("grade_driver.cu", words)
                 self.assertIn("-DCUDA_EXAMPLES_NO_MAIN", words)
+                if not build.builds_alone(task):  # the driver includes the program
+                    whole.add(task["id"])
+                    self.assertIn("grade_driver.cu", words)
+                    self.assertNotIn(task["file"], words)
+                    continue
+                # the program alone, after the driver's object: where both define one inline
+                # function, the linker keeps the first copy; both read program_memory.h first
+                self.assertNotIn("grade_driver.cu", words)
+                self.assertLess(words.index(build.UNIT), words.index(task["file"]))
+                unit = b.unit_words(lab, task, "/x/unit.o")
+                for w in (words, unit):
+                    self.assertEqual(w[w.index("-include") + 1], "lab_program_memory.h")
+                self.assertEqual(unit[-4:], ["-c", "-o", "/x/unit.o", "grade_driver.cu"])
+                self.assertNotIn(task["file"], unit)
+                self.assertNotIn(f'#include "{task["file"]}"', build.driver_source(task).read_text())
+        self.assertEqual(whole, {"ch06.1", "ch06.2"})  # their driver reads the program's types
         lab = labs.find_lab("ch02")[0]
         t = lab["tasks"][0]
         self.assertNotEqual(b.key(lab, t, "a"), b.key(lab, t, "b"))
+
+    def test_a_driver_unit_is_built_without_the_program_and_used_only_as_built(self):
+        # A fake nvcc that writes an object only where its tree holds no program but the driver.
+        d = Path(tempfile.mkdtemp())
+        nvcc = d / "nvcc"
+        nvcc.write_text("#!/bin/sh\n[ \"$(ls *.cu)\" = grade_driver.cu ] || exit 1\n"
+                        "while [ \"$1\" != -o ]; do shift; done\necho unit > \"$2\"\n")
+        nvcc.chmod(0o755)
+        lab = labs.find_lab("ch04")[0]
+        task = next(t for t in lab["tasks"] if t["id"] == "ch04.3")
+        b = build.Builder(d, "sm_90", str(nvcc), fence.Fence("setsid"), False)
+        unit = b.driver_unit(lab, task)
+        self.assertEqual(unit.read_text(), "unit\n")
+        self.assertEqual(b.driver_unit(lab, task), unit)  # cached
+        tree = b.tree(lab, task, "// the program", d / "tree", unit)
+        self.assertEqual((tree / build.UNIT).read_bytes(), unit.read_bytes())
+        self.assertTrue((tree / "MM-GPU-GM.cu").exists())  # the program it includes, not the driver
+        unit.chmod(0o644)
+        unit.write_bytes(b"changed")
+        with self.assertRaises(labs.LabError):
+            b.tree(lab, task, "// the program", d / "tree2", unit)
+        with self.assertRaises(labs.LabError):
+            b.verified(unit)
+        b.close()
 
     def test_two_graders_sharing_a_cache_build_a_reference_once(self):
         # A fake nvcc that takes a moment and writes different bytes each time, as two real
