@@ -161,12 +161,22 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
   say "updating apt's package lists (apt-get update, at most 90 s) ..."
   timeout 90 apt-get update -q -o Acquire::http::Timeout=20 </dev/null >/dev/null 2>&1 ||
     say "apt-get update failed or timed out (no network?): trying the lists already there"
-  size=$(apt_size "${missing[@]}")
-  say "installing ${#missing[@]}: ${size:-size unknown (apt-get cannot plan them all together)}"
+  # Only what apt's lists hold is tried (one question for all): a machine whose lists hold none
+  # of them (no network, no such source) learns it at once, not one failed install at a time.
+  mapfile -t known < <(LC_ALL=C apt-cache policy "${missing[@]}" 2>/dev/null |
+    awk '/^[^ ].*:$/ { p = substr($0, 1, length($0) - 1) } /^  Candidate:/ && $2 != "(none)" { print p }')
+  unknown=()
+  for p in "${missing[@]}"; do [[ " ${known[*]} " == *" $p "* ]] || unknown+=("$p"); done
+  [ ${#unknown[@]} -eq 0 ] ||
+    say "not in apt's package lists (no network, or no source that has them): ${unknown[*]}"
+  if [ ${#known[@]} -gt 0 ]; then
+    size=$(apt_size "${known[@]}")
+    say "installing ${#known[@]}: ${size:-size unknown (apt-get cannot plan them all together)}"
+  fi
   i=0
-  for p in "${missing[@]}"; do
+  for p in "${known[@]}"; do
     i=$((i + 1))
-    say "  [$i/${#missing[@]}] $p ..."
+    say "  [$i/${#known[@]}] $p ..."
     timeout 600 apt-get install "${apt_opts[@]}" "$p" </dev/null 2>&1 | apt_progress
     is_installed "$p" || say "    could not install $p (see: apt-get install $p)"
   done
@@ -239,7 +249,9 @@ fi
 # ---- Python: libclang for the lab grader's region lint, in .venv/ -----------
 has_clang() { "$1" -c 'import clang.cindex as c; c.Index.create()' >/dev/null 2>&1; }
 clang_pin=$(grep '^libclang==' requirements.txt)
-if [ -x .venv/bin/python ] && has_clang .venv/bin/python; then
+# The grader looks in the interpreter that runs it first, then in .venv/ (region_ast.py:
+# clang_python), and so does this: where the interpreter has it, nothing is installed.
+if has_clang "${python:-python3}" || { [ -x .venv/bin/python ] && has_clang .venv/bin/python; }; then
   :
 elif [ "$no_install" != 0 ]; then
   say "libclang is missing in .venv/: the lab grader will not grade (CUDA_EXAMPLES_NO_INSTALL=1);"

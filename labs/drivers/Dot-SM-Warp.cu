@@ -1,13 +1,13 @@
 // The grading driver of lab ch03.2 (labs/drivers/driver.h):
 // launch_dot_warp(a, b, partial, result, n, blocks, threads).
 #include "../common/handle_error.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
 // of it is declared here, as the program declares it: a mismatch fails the link.
 void launch_dot_warp(const float* dev_a, const float* dev_b, float* dev_partial, float* dev_result,
                      long long n, int blocks, int threads);
+#include "lab_driver.h"
 
 // The partial sums (a guard past them keeps the poison, NaN) and the total.
 void dot_once(Driver& d, const std::string& name, long long n, int blocks, int threads) {

@@ -1,12 +1,12 @@
 // The grading driver of lab ch03.1 (labs/drivers/driver.h): launch_dot(a, b, partial, n, blocks).
 #include "../common/handle_error.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
 // of it is declared here, as the program declares it: a mismatch fails the link.
 void launch_dot(const float* dev_a, const float* dev_b, float* dev_partial, long long n,
                 int blocks);
+#include "lab_driver.h"
 
 // One partial sum per block, and a guard past them that must keep the poison (NaN).
 void dot_once(Driver& d, const std::string& name, long long n, int blocks) {

@@ -1,13 +1,13 @@
 // The grading driver of labs ch04.1 and ch04.2 (labs/drivers/driver.h):
 // launch_matmul_gm(M, N, P, Width, block_side, accumulate_in_global).
 #include "../common/handle_error.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
 // of it is declared here, as the program declares it: a mismatch fails the link.
 void launch_matmul_gm(const float* dev_M, const float* dev_N, float* dev_P, int Width,
                       int block_side, bool accumulate_in_global);
+#include "lab_driver.h"
 
 // P = M x N. The inputs are odd multiples of 1/8, so every sum is exact in float whatever the
 // order of its terms. P has a guard float past W * W that must keep the poison (NaN).

@@ -1,12 +1,12 @@
 // The grading driver of lab ch04.3 (labs/drivers/driver.h): launch_matmul_sm(M, N, P, Width).
 // Its timed runs are not here: labs/drivers/launcher.cu times the student's kernel itself.
 #include "../common/handle_error.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
 // of it is declared here, as the program declares it: a mismatch fails the link.
 void launch_matmul_sm(const float* dev_M, const float* dev_N, float* dev_P, int Width);
+#include "lab_driver.h"
 
 // P = M x N with inputs that make every sum exact (see MM-GPU-GM's driver); a guard past P.
 void multiply_once(Driver& d, const std::string& name, int W) {

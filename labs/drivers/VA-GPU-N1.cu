@@ -1,12 +1,12 @@
 // The grading driver of lab ch02.1 (labs/drivers/driver.h): launch_add(a, b, c, n, blocks).
 #include "../common/handle_error.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
 // of it is declared here, as the program declares it: a mismatch fails the link.
 typedef long long elem_t;  // vectors.h's
 void launch_add(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n, int blocks);
+#include "lab_driver.h"
 
 // c = a + b for n elements on `blocks` blocks; c has one guard element past n, which must keep
 // the poison (-1); a and b end where their memory ends (driver.h), so a read of a[n] faults.

@@ -1,7 +1,6 @@
 // The grading driver of lab ch02.2 (labs/drivers/driver.h): launch_add(a, b, c, n, blocks,
 // threads). Its timed runs are not here: labs/drivers/launcher.cu times the student's kernel.
 #include "../common/handle_error.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
@@ -9,6 +8,7 @@
 typedef long long elem_t;  // vectors.h's
 void launch_add(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n, int blocks,
                 int threads);
+#include "lab_driver.h"
 
 struct Vectors {  // a and b, guarded inputs; c with one guard element past n (see VA-GPU-N1's)
     Driver& d;

@@ -8,7 +8,6 @@
 #include "../common/cpu_bitmap.h"
 #include "../common/handle_error.h"
 #include "scene.h"
-#include "lab_driver.h"
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
@@ -17,6 +16,7 @@ struct TimingStats;  // timer.h's: only its address is passed
 double render_end_to_end(const std::vector<Sphere>& spheres, CPUBitmap& bitmap, bool divergent,
                          TimingStats* kernel_only = nullptr, int repeats = 0,
                          TimingStats* other_order = nullptr);
+#include "lab_driver.h"
 
 // A random scene of `count` spheres in a dim x dim image; the image, both ways of visiting
 // the spheres (--divergent starts each thread at another sphere: the same image). `front`:
