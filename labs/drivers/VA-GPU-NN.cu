@@ -4,7 +4,8 @@
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: a mismatch fails the link.
+// of it is declared here, as the program declares it: parameters that no longer match the
+// program's fail the link (the return type is not checked: keep it the program's).
 typedef long long elem_t;  // vectors.h's
 void launch_add(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n, int blocks,
                 int threads);

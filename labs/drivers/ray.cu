@@ -11,7 +11,8 @@
 
 // The program is not included: the grader compiles it on its own and links it with this
 // driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: a mismatch fails the link.
+// of it is declared here, as the program declares it: parameters that no longer match the
+// program's fail the link (the return type is not checked: keep it the program's).
 struct TimingStats;  // timer.h's: only its address is passed
 double render_end_to_end(const std::vector<Sphere>& spheres, CPUBitmap& bitmap, bool divergent,
                          TimingStats* kernel_only = nullptr, int repeats = 0,
