@@ -270,6 +270,16 @@ class Fence(unittest.TestCase):
             self.assertTrue(why.startswith("no usable CUDA device ("), why)
 
 
+def fake_nvcc(script):
+    """(folder, path): an executable `nvcc` in a new folder that runs SCRIPT (shell lines)
+    instead of compiling: a build's stand-in where the test is about the grader, not nvcc."""
+    d = Path(tempfile.mkdtemp())
+    nvcc = d / "nvcc"
+    nvcc.write_text("#!/bin/sh\n" + script)
+    nvcc.chmod(0o755)
+    return d, nvcc
+
+
 class Build(unittest.TestCase):
     @unittest.skipUnless(shutil.which("nvcc"), "no nvcc: the module cannot be built here")
     def test_device_code_is_the_module_that_defines_the_kernel(self):
@@ -320,11 +330,8 @@ class Build(unittest.TestCase):
 
     def test_a_driver_unit_is_built_without_the_program_and_used_only_as_built(self):
         # A fake nvcc that writes an object only where its tree holds no program but the driver.
-        d = Path(tempfile.mkdtemp())
-        nvcc = d / "nvcc"
-        nvcc.write_text("#!/bin/sh\n[ \"$(ls *.cu)\" = grade_driver.cu ] || exit 1\n"
-                        "while [ \"$1\" != -o ]; do shift; done\necho unit > \"$2\"\n")
-        nvcc.chmod(0o755)
+        d, nvcc = fake_nvcc("[ \"$(ls *.cu)\" = grade_driver.cu ] || exit 1\n"
+                            "while [ \"$1\" != -o ]; do shift; done\necho unit > \"$2\"\n")
         lab = labs.find_lab("ch04")[0]
         task = next(t for t in lab["tasks"] if t["id"] == "ch04.3")
         b = build.Builder(d, "sm_90", str(nvcc), fence.Fence("setsid"), False)
@@ -345,11 +352,8 @@ class Build(unittest.TestCase):
     def test_two_graders_sharing_a_cache_build_a_reference_once(self):
         # A fake nvcc that takes a moment and writes different bytes each time, as two real
         # builds in two temporary trees do (-lineinfo keeps their paths).
-        d = Path(tempfile.mkdtemp())
-        nvcc = d / "nvcc"
-        nvcc.write_text("#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\n"
-                        "sleep 1; head -c 64 /dev/urandom > \"$2\"\n")
-        nvcc.chmod(0o755)
+        d, nvcc = fake_nvcc("while [ \"$1\" != -o ]; do shift; done\n"
+                            "sleep 1; head -c 64 /dev/urandom > \"$2\"\n")
         lab = labs.find_lab("ch02")[0]
         task = lab["tasks"][0]
         graders = [build.Builder(d / "work", "sm_90", str(nvcc), fence.Fence("setsid"), True)
@@ -368,11 +372,8 @@ class Build(unittest.TestCase):
     def test_a_cached_launcher_is_used_only_as_built(self):
         # The launcher shares the references' cache rules (build.py's _cached): reused while it
         # is the grader's own regular file, writable by no one else, with its manifest's hash.
-        d = Path(tempfile.mkdtemp())
-        nvcc = d / "nvcc"
-        nvcc.write_text("#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\n"
-                        "head -c 64 /dev/urandom > \"$2\"\n")
-        nvcc.chmod(0o755)
+        d, nvcc = fake_nvcc("while [ \"$1\" != -o ]; do shift; done\n"
+                            "head -c 64 /dev/urandom > \"$2\"\n")
         b = build.Builder(d / "work", "sm_90", str(nvcc), fence.Fence("setsid"), True)
         first = b.launcher()
         kept = first.read_bytes()
