@@ -2,10 +2,8 @@
 // launch_dot_warp(a, b, partial, result, n, blocks, threads).
 #include "../common/handle_error.h"
 
-// The program is not included: the grader compiles it on its own and links it with this
-// driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: parameters that no longer match the
-// program's fail the link (the return type is not checked: keep it the program's).
+// What this driver calls of Dot-SM-Warp.cu, declared as the program declares it, not included
+// (driver.h: a driver of its own).
 void launch_dot_warp(const float* dev_a, const float* dev_b, float* dev_partial, float* dev_result,
                      long long n, int blocks, int threads);
 #include "lab_driver.h"

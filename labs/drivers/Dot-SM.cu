@@ -1,10 +1,8 @@
 // The grading driver of lab ch03.1 (labs/drivers/driver.h): launch_dot(a, b, partial, n, blocks).
 #include "../common/handle_error.h"
 
-// The program is not included: the grader compiles it on its own and links it with this
-// driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: parameters that no longer match the
-// program's fail the link (the return type is not checked: keep it the program's).
+// What this driver calls of Dot-SM.cu, declared as the program declares it, not included
+// (driver.h: a driver of its own).
 void launch_dot(const float* dev_a, const float* dev_b, float* dev_partial, long long n,
                 int blocks);
 #include "lab_driver.h"

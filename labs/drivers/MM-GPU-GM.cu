@@ -2,10 +2,8 @@
 // launch_matmul_gm(M, N, P, Width, block_side, accumulate_in_global).
 #include "../common/handle_error.h"
 
-// The program is not included: the grader compiles it on its own and links it with this
-// driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: parameters that no longer match the
-// program's fail the link (the return type is not checked: keep it the program's).
+// What this driver calls of MM-GPU-GM.cu, declared as the program declares it, not included
+// (driver.h: a driver of its own).
 void launch_matmul_gm(const float* dev_M, const float* dev_N, float* dev_P, int Width,
                       int block_side, bool accumulate_in_global);
 #include "lab_driver.h"

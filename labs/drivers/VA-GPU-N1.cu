@@ -1,10 +1,8 @@
 // The grading driver of lab ch02.1 (labs/drivers/driver.h): launch_add(a, b, c, n, blocks).
 #include "../common/handle_error.h"
 
-// The program is not included: the grader compiles it on its own and links it with this
-// driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: parameters that no longer match the
-// program's fail the link (the return type is not checked: keep it the program's).
+// What this driver calls of VA-GPU-N1.cu, declared as the program declares it, not included
+// (driver.h: a driver of its own).
 typedef long long elem_t;  // vectors.h's
 void launch_add(const elem_t* dev_a, const elem_t* dev_b, elem_t* dev_c, long long n, int blocks);
 #include "lab_driver.h"

@@ -2,13 +2,19 @@
 //
 // The grader builds each task as ONE program: the course's copy of a lab program, with the
 // student's regions spliced in and its own main() left out (CUDA_EXAMPLES_NO_MAIN), plus a
-// driver from this folder (which includes the program, or declares what it calls of it and is
-// compiled once, on its own, and linked with it: labs/grader/build.py). The driver, not the
-// student, owns main: it draws the inputs from the seed the grader picked at grade time, calls the
-// program's launch function on several shapes (odd ones included, and random ones drawn from the
-// seed), and writes what came back to a file. The grader runs the reference build with the same
-// seed and compares the two files in its own process: nothing the student's code prints, and no
-// exit code, is ever read as a verdict.
+// driver from this folder. The driver, not the student, owns main: it draws the inputs from the
+// seed the grader picked at grade time, calls the program's launch function on several shapes
+// (odd ones included, and random ones drawn from the seed), and writes what came back to a file.
+// The grader runs the reference build with the same seed and compares the two files in its own
+// process: nothing the student's code prints, and no exit code, is ever read as a verdict.
+//
+// A driver of its own: ch06's driver includes its program (it reads the program's types and
+// globals); the others declare the one function they call of it, as the program declares it, and
+// the grader compiles such a driver once, on its own, and links it with each build of the program
+// (labs/grader/build.py: builds_alone, driver_unit). Both compiles read program_memory.h first
+// (-include), so a header both include reads the same in both. The link checks a declaration's
+// parameters against the program's (a mismatch is an undefined reference), not its return type:
+// keep it the program's.
 //
 //   driver --seed S --out FILE                     the tests, and every compute-sanitizer run
 //   driver --seed S --out FILE --time --param NAME=V1,...   a timed run

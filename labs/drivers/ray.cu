@@ -2,17 +2,13 @@
 // render_end_to_end(spheres, bitmap, divergent), which copies the spheres to constant memory
 // (ch05.2) and launches the kernel (ch05.1 inside it).
 //
-// The program's own cudaMalloc and cudaFree become the driver's guarded memory: the grader
-// compiles the program with lab_program_memory.h included first (-include), and this file too,
-// so that the headers both include read the same.
+// The program's own cudaMalloc and cudaFree become the driver's guarded memory (driver.h).
 #include "../common/cpu_bitmap.h"
 #include "../common/handle_error.h"
 #include "scene.h"
 
-// The program is not included: the grader compiles it on its own and links it with this
-// driver, compiled once (labs/grader/build.py, "a driver of its own"). What the driver calls
-// of it is declared here, as the program declares it: parameters that no longer match the
-// program's fail the link (the return type is not checked: keep it the program's).
+// What this driver calls of ray.cu, declared as the program declares it, not included
+// (driver.h: a driver of its own).
 struct TimingStats;  // timer.h's: only its address is passed
 double render_end_to_end(const std::vector<Sphere>& spheres, CPUBitmap& bitmap, bool divergent,
                          TimingStats* kernel_only = nullptr, int repeats = 0,

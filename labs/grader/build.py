@@ -158,12 +158,25 @@ class Builder:
             p.chmod(0o755 if p.is_dir() else 0o644)
         return tree / lab["folder"]
 
-    def key(self, lab, task, text):
+    def digest(self, lab):
+        """tree_digest(lab), computed once a run."""
         with self.lock:
             if lab["chapter"] not in self.digests:
                 self.digests[lab["chapter"]] = tree_digest(lab)
-        return hashlib.sha256("\0".join([self.digests[lab["chapter"]], task["id"], task["file"],
-                                         text, self.arch, self.nvcc]).encode()).hexdigest()[:24]
+            return self.digests[lab["chapter"]]
+
+    def key(self, lab, task, text):
+        return hashlib.sha256("\0".join([self.digest(lab), task["id"], task["file"], text, self.arch,
+                                         self.nvcc]).encode()).hexdigest()[:24]
+
+    def compile(self, words, cwd, timeout, what):
+        """nvcc's log of a build the grader runs itself (a reference, a driver, the launcher);
+        LabError, with the log's end, where it fails."""
+        r = subprocess.run(words, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout)
+        if r.returncode != 0:
+            raise LabError(f"{what} does not build:\n{r.stdout[-2000:]}")
+        return r.stdout
 
     def reference(self, lab, task, text, timeout=600):
         """(binary path, log): the driver with the reference's regions, cached and hash-checked.
@@ -178,32 +191,27 @@ class Builder:
             with self.lock:
                 self.hashes[binary.parent.name] = want
             return binary, ""
-        key = self.key(lab, task, text)
-        # Graders that share the cache (the five lab self-tests, or an instructor's two classes)
-        # build a reference one at a time: built twice in two temporary trees, the two binaries
-        # differ (-lineinfo keeps the paths), and the first grader's hash no longer matches.
-        with open(self.cache / f"{key}.lock", "a") as held:
-            fcntl.flock(held, fcntl.LOCK_EX)
-            return self._reference(key, lab, task, text, timeout)
-
-    def _reference(self, key, lab, task, text, timeout):
         unit = self.driver_unit(lab, task, timeout) if builds_alone(task) else None
 
         def build(tmp):
             cwd = self.tree(lab, task, text, tmp / "tree", unit)
-            r = subprocess.run(self.words(lab, task, tmp / "driver"), cwd=cwd, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               errors="replace", timeout=timeout)
-            if r.returncode != 0:
-                raise LabError(f"the reference driver of {task['id']} does not build:\n{r.stdout[-2000:]}")
-            return tmp / "driver", r.stdout
-        return self._cached(key, "driver", task["id"], build)
+            return tmp / "driver", self.compile(self.words(lab, task, tmp / "driver"), cwd, timeout,
+                                                f"the reference driver of {task['id']}")
+        return self._cached(self.key(lab, task, text), "driver", task["id"], build)
 
     def _cached(self, key, name, label, build):
         """(binary, log): a program the grader builds once and keeps in its cache under KEY (a
         hash of all it is made from). Reused only while it is a regular file of the grader's,
         writable by no one else, with the hash its manifest gave it; else BUILD(tmp) makes it
-        again (it returns the built file and its log). The caller holds KEY's lock."""
+        again (it returns the built file and its log). Graders that share the cache (the five
+        lab self-tests, or an instructor's two classes) build one at a time, under KEY's lock:
+        built twice in two temporary trees, the two binaries differ (-lineinfo keeps the paths),
+        and the first grader's hash no longer matches."""
+        with open(self.cache / f"{key}.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            return self._cached_locked(key, name, label, build)
+
+    def _cached_locked(self, key, name, label, build):
         root = self.cache / key
         binary, manifest = root / name, root / "manifest.json"
         with self.lock:
@@ -236,23 +244,14 @@ class Builder:
         """The task's driver compiled alone (unit_words), once: cached like a reference (by
         everything it is made from, hash-checked before every use), built in a tree that holds
         no program, so that it cannot read one."""
-        with self.lock:
-            if lab["chapter"] not in self.digests:
-                self.digests[lab["chapter"]] = tree_digest(lab)
-        key = "unit-" + hashlib.sha256("\0".join([self.digests[lab["chapter"]], task["file"],
-                                                  self.arch, self.nvcc]).encode()).hexdigest()[:24]
+        key = "unit-" + hashlib.sha256("\0".join([self.digest(lab), task["file"], self.arch,
+                                                  self.nvcc]).encode()).hexdigest()[:24]
 
         def build(tmp):
             cwd = self.tree(lab, task, None, tmp / "tree")
-            r = subprocess.run(self.unit_words(lab, task, tmp / "unit.o"), cwd=cwd,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout)
-            if r.returncode != 0:
-                raise LabError(f"the grading driver of {task['id']} does not build alone:\n{r.stdout[-2000:]}")
-            return tmp / "unit.o", r.stdout
-        with open(self.cache / f"{key}.lock", "a") as held:
-            fcntl.flock(held, fcntl.LOCK_EX)
-            return self._cached(key, UNIT, f"{task['file']} driver", build)[0]
+            return tmp / "unit.o", self.compile(self.unit_words(lab, task, tmp / "unit.o"), cwd, timeout,
+                                                f"the grading driver of {task['id']}, alone,")
+        return self._cached(key, UNIT, f"{task['file']} driver", build)[0]
 
     def launcher(self, timeout=600):
         """The grader's launcher (labs/drivers/launcher.cu), built once and cached like a
@@ -271,15 +270,8 @@ class Builder:
                 shutil.copy2(source / n, tree / "labs" / "drivers" / n)
             words = [self.nvcc, "-std=c++17", "-O2"] + self.arch_flags() + [
                 "-o", str(tmp / "launcher"), "launcher.cu"]
-            r = subprocess.run(words, cwd=tree / "labs" / "drivers", stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               errors="replace", timeout=timeout)
-            if r.returncode != 0:
-                raise LabError(f"the launcher does not build:\n{r.stdout[-2000:]}")
-            return tmp / "launcher", r.stdout
-        with open(self.cache / f"{key}.lock", "a") as held:
-            fcntl.flock(held, fcntl.LOCK_EX)
-            return self._cached(key, "launcher", "launcher", build)[0]
+            return tmp / "launcher", self.compile(words, tree / "labs" / "drivers", timeout, "the launcher")
+        return self._cached(key, "launcher", "launcher", build)[0]
 
     def verified(self, binary):
         """Raises unless the binary still has the hash it was built (or checked) with."""

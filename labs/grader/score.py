@@ -543,8 +543,8 @@ class Grader:
         afresh by the launcher, restored as uploaded by the driver) and freshly poisoned outputs,
         every launch's output and inputs compared with the reference's; where the task has a
         launcher, the grader's launcher runs and times the student's kernel, and where it has a
-        plan, the reference's driver carries out and times the student's schedule (timed_programs). The verdict takes the better of two estimates of
-        the speed ratio, best time against best time and the median of the rounds' ratios: another
+        plan, the reference's driver carries out and times the student's schedule
+        (timed_programs). The verdict takes the better of two estimates of the speed ratio, best time against best time and the median of the rounds' ratios: another
         job on the machine only makes a run slower, so both are honest for an honest submission,
         and neither makes a slow one fast. PERF_DECIDED_AFTER rounds where both are far from the
         gate, otherwise PERF_ROUNDS, and more (up to PERF_ROUNDS_AT_MOST) while under the gate
