@@ -33,8 +33,8 @@ void drive(Driver& d) {
         multiply_once(d, "random" + std::to_string(k), (int)d.rng.range(2, 200));
     // Past the random range, and not a multiple of the tile (6 tiles of 32 and 9 columns). The
     // sizes are the racecheck run's cost (it runs these shapes too, twice, as every run does):
-    // alone on an H200 it took 10 s and 42 CPU-s at W <= 321, and W = 513 had been 90% of the
-    // multiply-adds; the large widths are the timed shapes', where every launch's product is
-    // checked (perf.shapes: 768 to 1280).
+    // alone on an H200 it took 10.0 s and 42 CPU-s at W <= 321, 5.6 s and 12 CPU-s at W <= 201
+    // (W = 513 had been 90% of the multiply-adds); the large widths are the timed shapes', where
+    // every launch's product is checked (perf.shapes: 768 to 1280).
     multiply_once(d, "W201", 201);
 }
