@@ -231,6 +231,10 @@ class Grader:
         self.clock = threading.Lock()
         # One grading of each distinct program: {(task id, binary): Future of its rows}.
         self.graded, self.shared = {}, 0
+        # The seeds of the checked runs: {(task id, "tests" or a sanitizer's name): seed}, drawn
+        # once a grading, and the reference's output at each: {(task id, seed): Future of its
+        # path}, made once (reference_output).
+        self.seeds, self.expected = {}, {}
         self.gpu = None  # the GpuLock (set by grade_folders; None: no lock, e.g. a unit test)
         self.retried = 0  # runs that could not get the GPU and ran again alone
         self.dropped = []  # timed runs started ahead whose turn never came (drop_round, reap)
@@ -244,6 +248,43 @@ class Grader:
 
     def seed(self):
         return self.fixed_seed if self.fixed_seed is not None else secrets.randbits(62)
+
+    def seed_of(self, task, purpose):
+        """The seed of one kind of checked run of a task ("tests", or a sanitizer's name): drawn
+        the first time this grading asks, then the same for every submission graded with it
+        (grade-class, lab.py selftest), so the reference's output at it is made once
+        (reference_output). A run learns nothing from it that its own run would not: it is new
+        to every grading, nothing a run leaves outlives it (the fence), and a submission's
+        tests and each of its sanitizer runs still have seeds of their own."""
+        if self.fixed_seed is not None:
+            return self.fixed_seed
+        with self.clock:
+            return self.seeds.setdefault((task["id"], purpose), secrets.randbits(62))
+
+    def reference_output(self, task, ref, seed):
+        """A Future of the path of the reference's checked output at seed: one run of the
+        reference a seed in this grading, in a thread of its own so that the student's run goes
+        on beside it. The file lies in that run's folder, which no later run sees and which
+        lives as long as the grading. A failed run raises LabError in every waiter, and the
+        next one to ask runs it again."""
+        key = (task["id"], seed)
+        with self.clock:
+            made = self.expected.get(key)
+            if made is not None and not (made.done() and made.exception() is not None):
+                return made
+            made = self.expected[key] = concurrent.futures.Future()
+
+        def run():
+            self.doing.task = task["id"]
+            try:
+                rc, text, out = self.run_driver(ref, "check", seed, self.timeout, reference=True)
+                if rc != 0:
+                    raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
+                made.set_result(out)
+            except BaseException as e:  # noqa: BLE001  (every waiter sees it)
+                made.set_exception(e)
+        threading.Thread(target=run, daemon=True, name=f"reference {task['id']}").start()
+        return made
 
     def run_driver(self, binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
         """(rc, output, path of the output file): one fenced run of a driver, which sees its own
@@ -391,11 +432,10 @@ class Grader:
         return dest
 
     def tests(self, task, ref, mine):
-        seed = self.seed()
-        rc, text, ref_out = self.run_driver(ref, "check", seed, self.timeout, reference=True)
-        if rc != 0:
-            raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
+        seed = self.seed_of(task, "tests")
+        expected = self.reference_output(task, ref, seed)
         rc, text, out = self.run_driver(mine, "check", seed, self.timeout)
+        ref_out = expected.result()
         if rc == "timeout":
             return False, (f"your code did not finish within {self.timeout} s and was stopped (an "
                            "endless loop? an index that never reaches n? a barrier that not every "
@@ -419,12 +459,11 @@ class Grader:
         two apart by its arguments), at the tests' shapes, with a seed of its own (its random
         shapes and inputs are new); its output must match the reference's for that seed, so a
         program that finds out that it is watched and skips its work there loses the points."""
-        seed = self.seed()
+        seed = self.seed_of(task, tool)
         at = f" (the tests' shapes, seed {seed})"
-        rc, text, ref_out = self.run_driver(ref, "check", seed, self.timeout, reference=True)
-        if rc != 0:
-            raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
+        expected = self.reference_output(task, ref, seed)
         rc, text, out = self.run_driver(mine, "check", seed, max(self.timeout, 180), tool)
+        ref_out = expected.result()
         if rc == "timeout":
             return False, f"compute-sanitizer --tool {tool} did not finish and was stopped{at}"
         counts = [int(n) for n in re.findall(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)", text)]

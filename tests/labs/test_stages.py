@@ -14,6 +14,7 @@ import time
 import unittest
 from contextlib import redirect_stdout
 from pathlib import Path
+from unittest import mock
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "labs"))
@@ -951,6 +952,66 @@ class Score(unittest.TestCase):
             with self.assertRaises(RuntimeError):
                 g.task({"id": "t.9"}, {"binary": "boom"})
         self.assertEqual(graded.count(("t.9", "boom")), 1)
+
+    def test_the_reference_runs_once_a_seed_beside_the_students_runs(self):
+        # Twelve submissions of two tasks, graded by six threads, each with its tests and a
+        # memcheck run: one seed per task and kind of run for the whole grading, so one run of
+        # the reference per seed (four), each beside the students' runs; every student run is
+        # compared with the reference's output at its own seed and task.
+        import concurrent.futures
+        import threading
+        import time
+        g = score.Grader(None, None, tempfile.mkdtemp(), 30, None)
+        runs, mutex = [], threading.Lock()
+        both = threading.Barrier(2, timeout=5)
+
+        def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
+            with mutex:
+                runs.append((reference, binary, seed, tool))
+            if binary.startswith(("ref0", "mine0")):  # they meet: the two run side by side
+                both.wait()
+            time.sleep(0.02)
+            return 0, "ERROR SUMMARY: 0 errors" if tool else "", f"{binary}@{seed}"
+        g.run_driver = run_driver
+        compared = []
+
+        def compare_files(ref_out, out, tolerance):
+            with mutex:
+                compared.append((ref_out, out))
+            return ref_out.split("@")[1] == out.split("@")[1] and ref_out[3] == out[4], "same"
+        tasks = [{"id": f"t.{k}", "sanitize": {"tools": ["memcheck"]}} for k in (1, 2)]
+        with mock.patch.object(score.verify, "compare_files", compare_files), \
+                mock.patch.object(score.verify, "read_records", lambda out: ([1], None)):
+            self.assertTrue(g.tests({"id": "t.0"}, "ref0", "mine0-0")[0])  # one thread: both at once
+            runs.clear()
+            with concurrent.futures.ThreadPoolExecutor(6) as pool:
+                got = list(pool.map(lambda i: (g.tests(tasks[i % 2], f"ref{i % 2 + 1}", f"mine{i % 2 + 1}-{i}"),
+                                               g.sanitize(tasks[i % 2], f"ref{i % 2 + 1}", f"mine{i % 2 + 1}-{i}",
+                                                          "memcheck")), range(12)))
+        self.assertTrue(all(t[0] and m[0] for t, m in got), got)
+        refs = [r for r in runs if r[0]]
+        self.assertEqual(len(refs), 4)
+        self.assertEqual(len({r[2] for r in refs}), 4)  # tests and memcheck: seeds of their own
+        self.assertEqual(len(runs), 4 + 24)
+        self.assertEqual(len(compared), 25)  # each against its own task's reference, at its own seed
+        # A reference run that failed fails every submission waiting for it; the next grading
+        # of that seed runs it again. With --seed, every run of every task has that one seed,
+        # and each task still has its own reference's output.
+        g = score.Grader(None, None, tempfile.mkdtemp(), 30, None, seed=7)
+        tries = []
+
+        def flaky(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
+            if reference:
+                tries.append(seed)
+                return (1 if len(tries) == 1 else 0), "driver: no", f"{binary}@{seed}"
+            return 0, "", f"{binary}@{seed}"
+        g.run_driver = flaky
+        with mock.patch.object(score.verify, "compare_files", compare_files):
+            with self.assertRaisesRegex(score.LabError, "reference driver failed"):
+                g.tests(tasks[0], "ref1", "mine1-0")
+            self.assertTrue(g.tests(tasks[0], "ref1", "mine1-1")[0])
+            self.assertTrue(g.tests(tasks[1], "ref2", "mine2-2")[0])
+        self.assertEqual(tries, [7, 7, 7])
 
     def test_shapes_are_drawn_from_the_grade_seed_within_the_ranges(self):
         ranges = {"n": [2, 300000], "blocks": [1, 7]}
