@@ -84,6 +84,12 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
             # between ch02's lint and its first student build).
             ref_builds = {t["id"]: builds.submit(builder.reference, lab, t, reference_text[t["id"]])
                           for t in lab["tasks"]}
+            # The grader's launcher too, where a task's speed gate has one (built once and cached:
+            # Builder.launcher). Built when the first gate asked for it, it held every gate of the
+            # grading back by its build: in command 2 on an H200 (d2c8079), 6 s between ch02's last
+            # check and its gates, beside the other tests.
+            if not args.build_only and any(t.get("perf", {}).get("launcher") for t in lab["tasks"]):
+                builds.submit(builder.launcher)
 
             def build(item):
                 task, text = item
@@ -116,31 +122,32 @@ def grade_folders(lab, folders, args, names=None, fence=None, unlinted=()):
                 f.add_done_callback(done)
             first_use = {id(v): k for k, v in reversed(list(jobs.items()))}  # leftovers counted once
 
-            def grade_one(i):
-                # A submission is graded as soon as its own programs are built, while the builds
-                # of the others go on (the graders wait on the GPU, the builds on the CPUs).
-                results = []
-                for task in lab["tasks"]:
-                    text, error = prepared[i][task["id"]]
-                    plan = {"error": error, "reference": refs[task["id"]]}
-                    if text is not None:
-                        binary, log, left = jobs[(i, task["id"])].result()
-                        if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
-                            with grader.clock:
-                                grader.left_over += left
-                        plan.update(binary=binary, log=log)
-                    if args.build_only:
-                        rows = [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
-                                 else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
-                                for c in score.checks_of(task)]
-                    else:
-                        rows = grader.task(task, plan, gates=False)
-                    results.append((task, rows))
-                return results
+            def grade_one(pair):
+                # A task of a submission is graded as soon as its program is built, while the
+                # builds of the others go on (the graders wait on the GPU, the builds on the
+                # CPUs), and beside the submission's other tasks: one after another, a
+                # solution's tasks made a chain of seven runs in ch04 (each task's tests, then
+                # its sanitizers), whose last began 84 s into command 2's self-tests on an H200.
+                i, task = pair
+                text, error = prepared[i][task["id"]]
+                plan = {"error": error, "reference": refs[task["id"]]}
+                if text is not None:
+                    binary, log, left = jobs[(i, task["id"])].result()
+                    if first_use[id(jobs[(i, task["id"])])] == (i, task["id"]):
+                        with grader.clock:
+                            grader.left_over += left
+                    plan.update(binary=binary, log=log)
+                if args.build_only:
+                    return [(c, 0, task["points"][c], "built; not run (--build-only)" if plan.get("binary")
+                             else (error or "does not compile: " + score.compiler_message(plan.get("log", ""))))
+                            for c in score.checks_of(task)]
+                return grader.task(task, plan, gates=False)
             # Two parts: every test and sanitizer run first, the GPU shared; then every speed
             # gate, back to back, the GPU held alone once for all of them (Grader.gates).
+            pairs = [(i, task) for i in range(len(folders)) for task in lab["tasks"]]
             with concurrent.futures.ThreadPoolExecutor(max(1, min(8, args.jobs))) as pool:
-                all_results = list(pool.map(grade_one, range(len(folders))))
+                graded = iter(pool.map(grade_one, pairs))
+                all_results = [[(task, next(graded)) for task in lab["tasks"]] for _ in folders]
             due = {}  # {(task id, program): what gates() takes}: one gate a program
             for results in all_results:
                 for task, rows in results:
