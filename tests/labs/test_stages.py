@@ -648,10 +648,10 @@ class Score(unittest.TestCase):
                     for k in range(1, count + 1)]
         tasks = tasks_of(2)
 
-        def grade(ahead, slow=(), fails=()):
+        def grade(ahead, slow=(), fails=(), very_slow=()):
             def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
                 out = d / f"out-{os.urandom(4).hex()}"
-                ms = 2.5 if binary in slow else 2.0
+                ms = 4.0 if binary in very_slow else 2.5 if binary in slow else 2.0
                 with open(out, "wb") as f:
                     f.write(f"time v {ms}\nrec p f32 2\n".encode() + array.array("f", [1.0, 2.0]).tobytes() + b"end\n")
                 return (1 if binary in fails else 0), "", out
@@ -701,10 +701,18 @@ class Score(unittest.TestCase):
             ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
             self.assertLess(begun, ended, k)
         tasks = tasks_of(2)
-        # Not clearly fast: a third round, started when it is due, the GPU held.
-        got, seen, dropped = grade(2, slow={"mine1"})
-        self.assertEqual((got, dropped), ({"t.1": True, "t.2": True}, []))
-        self.assertEqual(len([e for e in seen if e[0] == "go"]), 10)
+        # Not clearly fast (80% of the reference's speed: under the halfway point, 85%): a third
+        # round, started ahead too, as the second is taken. Under the gate (50%): seven rounds,
+        # each started as the one before it is taken. No round is started that is not run.
+        for slow, very_slow, fast, runs in (({"mine1"}, (), True, 10), ((), {"mine1"}, False, 18)):
+            got, seen, dropped = grade(2, slow=slow, very_slow=very_slow)
+            self.assertEqual((got, dropped), ({"t.1": fast, "t.2": True}, []))
+            went = [e[2] for e in seen if e[0] == "go"]
+            self.assertEqual(len(went), runs)
+            for k in range(1, len(went)):
+                begun = next(i for i, e in enumerate(seen) if e[2] == went[k] and e[0] == "start")
+                ended = next(i for i, e in enumerate(seen) if e[2] == went[k - 1] and e[0] == "end")
+                self.assertLess(begun, ended, (runs, k))
         # A student's timed run that fails decides its gate: its second round never runs.
         got, seen, dropped = grade(6, fails={"mine1"})
         self.assertEqual(got, {"t.1": False, "t.2": True})
