@@ -53,6 +53,13 @@ PERF_HOPELESS = 0.1
 # self-test gates took 13 s, 12 s of it two timed runs of a kernel at 1.4 s a launch (the
 # reference's run: 21 launches in 39 ms).
 PERF_FAR_GONE = 0.001
+# The time limit of the reference's checked runs, whatever --timeout says (which is the
+# student's): the reference is the course's code and does not hang, and one that ran out of a
+# short limit beside other runs ran again alone on the GPU, which stalls every grader of the
+# machine while the GPU drains. In command 2 on an H200 (bada666) two ch06 reference checks ran
+# out of the self-tests' 30 s beside their tasks' memcheck runs (0.4 s each alone), and their
+# retries waited 12.6 s for the GPU, every other run of the machine waiting with them.
+REFERENCE_CHECK_S = 180
 WHAT = {"memcheck": "an out-of-bounds or misaligned memory access",
         "racecheck": "a race in shared memory: threads read and write the same place with no "
                      "__syncthreads() between them",
@@ -277,7 +284,8 @@ class Grader:
         def run():
             self.doing.task = task["id"]
             try:
-                rc, text, out = self.run_driver(ref, "check", seed, self.timeout, reference=True)
+                rc, text, out = self.run_driver(ref, "check", seed, max(self.timeout, REFERENCE_CHECK_S),
+                                                reference=True)
                 if rc != 0:
                     raise LabError(f"the reference driver failed (exit {rc}) in the fence: {text[-600:]}")
                 made.set_result(out)

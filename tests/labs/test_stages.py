@@ -975,7 +975,7 @@ class Score(unittest.TestCase):
 
         def run_driver(binary, mode, seed, timeout, tool=None, reference=False, params=(), show=()):
             with mutex:
-                runs.append((reference, binary, seed, tool))
+                runs.append((reference, binary, seed, tool, timeout))
             if binary.startswith(("ref0", "mine0")):  # they meet: the two run side by side
                 both.wait()
             time.sleep(0.02)
@@ -1000,6 +1000,10 @@ class Score(unittest.TestCase):
         refs = [r for r in runs if r[0]]
         self.assertEqual(len(refs), 4)
         self.assertEqual(len({r[2] for r in refs}), 4)  # tests and memcheck: seeds of their own
+        # The reference's time limit is its own, not the student's --timeout (30 s here): one
+        # that ran out beside other runs ran again alone, every grader waiting for the GPU.
+        self.assertEqual({r[4] for r in refs}, {score.REFERENCE_CHECK_S})
+        self.assertEqual({r[4] for r in runs if not r[0] and not r[3]}, {30})
         self.assertEqual(len(runs), 4 + 24)
         self.assertEqual(len(compared), 25)  # each against its own task's reference, at its own seed
         # A reference run that failed fails every submission waiting for it; the next grading
