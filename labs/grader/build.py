@@ -147,12 +147,9 @@ class Builder:
         for name in ("driver.h", "program_memory.h"):
             shutil.copy2(REPO / "labs" / "drivers" / name, tree / lab["folder"] / f"lab_{name}")
         shutil.copy2(driver_source(task), tree / lab["folder"] / "grade_driver.cu")
-        if unit is not None:
+        if unit is not None:  # the bytes checked are the bytes copied
             data = Path(unit).read_bytes()
-            with self.lock:
-                want = self.hashes.get(Path(unit).parent.name)
-            if want is None or hashlib.sha256(data).hexdigest() != want:
-                raise LabError(f"{unit} changed after it was built: not used")
+            self.verified(unit, data)
             (tree / lab["folder"] / UNIT).write_bytes(data)
         for p in [tree] + list(tree.rglob("*")):
             p.chmod(0o755 if p.is_dir() else 0o644)
@@ -273,11 +270,13 @@ class Builder:
             return tmp / "launcher", self.compile(words, tree / "labs" / "drivers", timeout, "the launcher")
         return self._cached(key, "launcher", "launcher", build)[0]
 
-    def verified(self, binary):
-        """Raises unless the binary still has the hash it was built (or checked) with."""
+    def verified(self, binary, data=None):
+        """Raises unless the binary (or data, its bytes as read) still has the hash it was built
+        (or checked) with."""
         with self.lock:
             want = self.hashes.get(Path(binary).parent.name)
-        if want is None or sha256_file(binary) != want:
+        got = sha256_file(binary) if data is None else hashlib.sha256(data).hexdigest()
+        if want is None or got != want:
             raise LabError(f"{binary} changed after it was built: not used")
         return binary
 

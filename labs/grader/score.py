@@ -823,23 +823,23 @@ class Grader:
         def verdict():
             by_best = best["reference"] / best["student"]
             return max(by_best, statistics.median(ratios)), by_best
+        # The gate, and the halfway point from it to the reference's speed ("clearly passed").
+        gate = perf["min_ratio"]
+        clear = gate + (1 - gate) / 2
+
         def more(rounds):
-            gate = perf["min_ratio"]
             if rounds < PERF_DECIDED_AFTER:
                 return rounds == 0 or verdict()[0] >= PERF_FAR_GONE * gate
             if rounds < PERF_ROUNDS:
-                clear = gate + (1 - gate) / 2
                 passed = min(ratios) >= clear and verdict()[1] >= clear
                 hopeless = verdict()[0] < PERF_HOPELESS * gate
                 return not (passed or hopeless)
             return rounds < PERF_ROUNDS_AT_MOST and PERF_HOPELESS * gate <= verdict()[0] < gate
         def likely_more(after):
             # Round after + 1, as more() would ask for it if the rounds so far were all: up to
-            # PERF_ROUNDS where the gate is not clearly passed (under the halfway point from the
-            # gate to the reference's speed), beyond it where it is under the gate; never where
-            # it is hopeless.
-            gate = perf["min_ratio"]
-            line = gate + (1 - gate) / 2 if after < PERF_ROUNDS else gate
+            # PERF_ROUNDS where the gate is not clearly passed, beyond it where it is under the
+            # gate; never where it is hopeless.
+            line = clear if after < PERF_ROUNDS else gate
             return bool(ratios) and PERF_HOPELESS * gate <= verdict()[0] < line
         rounds = 0
         while more(rounds):
